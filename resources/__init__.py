@@ -1,0 +1,1 @@
+"""Assets tokviz ships: sample texts, icons, styles. Found through importlib.resources."""

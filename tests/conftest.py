@@ -1,0 +1,34 @@
+"""Shared test set-up: real vocabularies from the provisioned data folder, Qt offscreen.
+
+The README's test command provisions the vocabularies first (`tokviz vocabs fetch --tests`); a
+missing one fails the test that needs it with the command to run, rather than skipping silently.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from tokviz.core import catalog  # noqa: E402  (after the environment is set)
+from tokviz.core.tokenizer import Tokenizer, TokenizerError  # noqa: E402
+
+
+@functools.cache
+def load_vocab(name: str) -> Tokenizer:
+    try:
+        return catalog.load(name)
+    except TokenizerError as e:
+        pytest.fail(f"{e}\n(the README's test command provisions test vocabularies)", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def vocab():
+    """`vocab("cl100k_base")` -> the real tokenizer, loaded once per session."""
+    return load_vocab

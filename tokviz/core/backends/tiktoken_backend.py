@@ -1,0 +1,193 @@
+"""tiktoken byte-level BPE: named encodings and `.tiktoken` rank files.
+
+Encoding goes through tiktoken's own `Encoding.encode`, so ids and special-token errors are exactly
+tiktoken's. This module only adds what tiktoken does not keep: spans, kinds and readable pieces.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import tiktoken
+
+from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer, TokenizerError
+from tokviz.core.tokens import Token, TokenKind, kind_for_bytes, sanitize, tokens_from_bytes
+
+
+def byte_level_alphabet() -> dict[int, str]:
+    """GPT-2's printable stand-ins for bytes (`Ġ` for space), as vocab files and HF spell pieces."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    mapping = {b: chr(b) for b in printable}
+    n = 0
+    for b in range(256):
+        if b not in mapping:
+            mapping[b] = chr(256 + n)
+            n += 1
+    return mapping
+
+
+BYTE_LEVEL = byte_level_alphabet()
+BYTE_LEVEL_INVERSE = {c: b for b, c in BYTE_LEVEL.items()}
+
+
+def byte_level_piece(data: bytes) -> str:
+    return "".join(BYTE_LEVEL[b] for b in data)
+
+
+def read_rank_file(path: str | os.PathLike) -> dict[bytes, int]:
+    """Read a `.tiktoken` file (`base64 rank` per line), naming the line when one is bad.
+
+    Unlike `tiktoken.load.load_tiktoken_bpe` this never serves a cached copy of an edited file.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
+    ranks: dict[bytes, int] = {}
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except (ValueError, binascii.Error) as e:
+            shown = line[:60].decode("latin-1")
+            raise TokenizerError(
+                f"{path}: line {lineno} is not '<base64 token> <rank>': {shown!r}"
+            ) from e
+    if not ranks:
+        raise TokenizerError(f"{path}: no ranks found (empty or not a .tiktoken file)")
+    return ranks
+
+
+def looks_like_rank_file(path: str | os.PathLike) -> bool:
+    """True when the file starts like a tiktoken rank file (Llama 3 ships one as `tokenizer.model`)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return False
+    first = head.split(b"\n", 1)[0].split()
+    if len(first) != 2 or not first[1].isdigit():
+        return False
+    try:
+        base64.b64decode(first[0], validate=True)
+    except binascii.Error:
+        return False
+    return True
+
+
+class TiktokenTokenizer(Tokenizer):
+    family = "tiktoken"
+
+    def __init__(self, encoding: tiktoken.Encoding, *, name: str | None = None, family: str | None = None) -> None:
+        self.encoding = encoding
+        self.name = name or encoding.name
+        if family:
+            self.family = family
+        self.special_tokens = dict(encoding._special_tokens)
+        self._special_ids = {i: s for s, i in self.special_tokens.items()}
+        self._pieces: dict[int, str] = {}
+        self._info: dict[int, tuple[bytes, TokenKind, str]] = {}
+
+    @classmethod
+    def from_ranks(
+        cls,
+        name: str,
+        ranks: dict[bytes, int],
+        *,
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        family: str | None = None,
+    ) -> "TiktokenTokenizer":
+        try:
+            encoding = tiktoken.Encoding(
+                name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=dict(special_tokens or {})
+            )
+        except Exception as e:  # tiktoken raises ValueError / pyo3 errors for a bad pattern or ranks
+            raise TokenizerError(f"cannot build tokenizer {name!r}: {e}") from e
+        return cls(encoding, name=name, family=family)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike,
+        *,
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        name: str | None = None,
+        family: str | None = None,
+        extra_ranks: dict[bytes, int] | None = None,
+    ) -> "TiktokenTokenizer":
+        ranks = read_rank_file(path)
+        if extra_ranks:
+            ranks = {**ranks, **extra_ranks}
+        return cls.from_ranks(
+            name or Path(path).stem, ranks, pattern=pattern, special_tokens=special_tokens, family=family
+        )
+
+    @property
+    def vocab_size(self) -> int:
+        return self.encoding.n_vocab
+
+    @property
+    def pattern(self) -> str:
+        return self.encoding._pat_str
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        return self.encoding._mergeable_ranks
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = (),
+    ) -> list[Token]:
+        text = sanitize(text)
+        # tiktoken's own policy checks and error messages; ValueError passes through to the caller
+        ids = self.encoding.encode(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        )
+        return self._lay_out(text, ids)
+
+    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:  # pragma: no cover
+        # `encode` above goes straight to tiktoken; this exists for the interface's sake
+        return self._lay_out(text[start:end], self.encoding.encode_ordinary(text[start:end]))
+
+    def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
+        return tokens_from_bytes(text, ids, self._info_for(ids))
+
+    def _info_for(self, ids: Sequence[int]) -> dict[int, tuple[bytes, TokenKind, str]]:
+        """`(bytes, kind, piece)` per id, computed once per id for the life of the tokenizer."""
+        info = self._info
+        for token_id in set(ids).difference(info):
+            info[token_id] = (self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
+        return info
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.encoding.decode(list(ids), errors="replace")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self.encoding.decode_single_token_bytes(token_id)
+
+    def piece(self, token_id: int) -> str:
+        piece = self._pieces.get(token_id)
+        if piece is None:
+            if token_id in self._special_ids:
+                piece = self._special_ids[token_id]
+            else:
+                piece = byte_level_piece(self.encoding.decode_single_token_bytes(token_id))
+            self._pieces[token_id] = piece
+        return piece
+
+    def kind(self, token_id: int) -> TokenKind:
+        if token_id in self._special_ids:
+            return TokenKind.SPECIAL
+        return kind_for_bytes(self.token_bytes(token_id))

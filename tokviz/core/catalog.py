@@ -1,0 +1,287 @@
+"""The vocabulary catalog: well-known vocabularies, where their files live, and loading by name or path.
+
+The built-in catalog (`catalog.json` beside this module) names each vocabulary's format, split
+pattern, special tokens, sha256 and where to get the file. Users extend it with entries of the same
+shape in `<data dir>/catalog.json`. Every file is checked against its sha256 before use.
+
+This module never touches the network; `tokviz.core.fetch` provisions files when asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from tokviz.core.tokenizer import Tokenizer, TokenizerError
+
+SIDECAR_FORMAT = "tokviz-bpe"
+
+
+def data_dir() -> Path:
+    """Where tokviz keeps vocabularies and user catalog entries (`$TOKVIZ_DATA_DIR` overrides)."""
+    if env := os.environ.get("TOKVIZ_DATA_DIR"):
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "tokviz"
+
+
+def vocab_dir() -> Path:
+    """Provisioned vocabulary files. OpenAI files keep the names tiktoken's cache gives them, so
+    `TIKTOKEN_CACHE_DIR=<this folder>` lets tiktoken itself load them offline."""
+    return data_dir() / "vocabs"
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    title: str
+    family: str  # tiktoken | sentencepiece | huggingface
+    format: str  # tiktoken | sentencepiece | tokenizer.json
+    file: str
+    sha256: str
+    pattern: str | None = None
+    special_tokens: Mapping[str, int] = field(default_factory=dict)
+    explicit_n_vocab: int | None = None
+    aliases: tuple[str, ...] = ()
+    url: str | None = None
+    source: Mapping[str, str] | None = None
+    user: bool = False
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, user: bool = False) -> "CatalogEntry":
+        specials = dict(data.get("special_tokens", {}))
+        for rng in data.get("special_token_ranges", []):
+            first_n = rng.get("first_n", 0)
+            for k in range(rng["count"]):
+                specials[rng["template"].format(n=first_n + k)] = rng["first_id"] + k
+        return cls(
+            name=data["name"],
+            title=data.get("title", data["name"]),
+            family=data.get("family", data["format"]),
+            format=data["format"],
+            file=data["file"],
+            sha256=data["sha256"].lower(),
+            pattern=data.get("pattern"),
+            special_tokens=specials,
+            explicit_n_vocab=data.get("explicit_n_vocab"),
+            aliases=tuple(data.get("aliases", ())),
+            url=data.get("url"),
+            source=data.get("source"),
+            user=user,
+        )
+
+    @property
+    def path(self) -> Path:
+        file = Path(self.file).expanduser()
+        return file if file.is_absolute() else vocab_dir() / file
+
+    @property
+    def available(self) -> bool:
+        return self.path.is_file()
+
+    def verified_path(self) -> Path:
+        """The file, after checking its sha256; raises TokenizerError saying what to do."""
+        path = self.path
+        if not path.is_file():
+            raise TokenizerError(
+                f"{self.name} is not provisioned on this machine (no {path}); "
+                f"run `tokviz vocabs fetch {self.name}`"
+            )
+        digest = file_sha256(path)
+        if digest != self.sha256:
+            raise TokenizerError(
+                f"{path}: sha256 {digest} does not match the catalog's {self.sha256} for {self.name}; "
+                f"the file is corrupt or a different version: delete it and run `tokviz vocabs fetch {self.name}`"
+            )
+        return path
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered per (path, size, mtime) for this process."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _HASHES[key] = h.hexdigest()
+    return _HASHES[key]
+
+
+def builtin_entries() -> list[CatalogEntry]:
+    data = json.loads(resources.files("tokviz.core").joinpath("catalog.json").read_text("utf-8"))
+    return [CatalogEntry.from_json(e) for e in data["entries"]]
+
+
+def user_catalog_path() -> Path:
+    return data_dir() / "catalog.json"
+
+
+def user_entries() -> list[CatalogEntry]:
+    """Entries from the user's catalog file; a broken file is an error naming it, not a crash."""
+    path = user_catalog_path()
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        return [CatalogEntry.from_json(e, user=True) for e in data["entries"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TokenizerError(f"{path}: not a valid tokviz catalog ({e})") from e
+
+
+def entries() -> list[CatalogEntry]:
+    """Built-in entries, then the user's (a user entry with a built-in name replaces it)."""
+    merged = {e.name: e for e in builtin_entries()}
+    for e in user_entries():
+        merged[e.name] = e
+    return list(merged.values())
+
+
+def find(name: str) -> CatalogEntry | None:
+    key = name.lower()
+    for e in entries():
+        if key == e.name.lower() or key in (a.lower() for a in e.aliases):
+            return e
+    return None
+
+
+def entry_for_file(path: Path) -> CatalogEntry | None:
+    """The catalog entry whose sha256 matches a file the user opened (their own qwen.tiktoken)."""
+    try:
+        digest = file_sha256(path)
+    except OSError:
+        return None
+    return next((e for e in entries() if e.sha256 == digest), None)
+
+
+def load(spec: str, **options: Any) -> Tokenizer:
+    """Load a tokenizer by catalog name or from a file path.
+
+    >>> load("cl100k_base").encode_ids("hello world")  # doctest: +SKIP
+    [15339, 1917]
+    """
+    entry = find(spec)
+    if entry is not None:
+        return load_entry(entry)
+    path = Path(spec).expanduser()
+    if path.exists() or os.sep in spec or "." in Path(spec).name:
+        return load_path(path, **options)
+    names = ", ".join(e.name for e in entries())
+    raise TokenizerError(f"unknown tokenizer {spec!r}: not a catalog name ({names}) nor a file")
+
+
+def load_entry(entry: CatalogEntry) -> Tokenizer:
+    path = entry.verified_path()
+    return _load_file(
+        path, entry.format, name=entry.name, pattern=entry.pattern, special_tokens=entry.special_tokens
+    )
+
+
+def load_path(
+    path: str | os.PathLike,
+    *,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> Tokenizer:
+    """Load a vocabulary file, recognising its format from its content and name.
+
+    A file whose sha256 is in the catalog gets that entry's pattern and special tokens; a trained
+    `.tiktoken` gets them from its sidecar; otherwise the caller's, or cl100k's pattern.
+    """
+    path = Path(path).expanduser()
+    if path.is_dir():
+        candidate = path / "tokenizer.json"
+        if not candidate.is_file():
+            raise TokenizerError(f"{path} is a folder without a tokenizer.json")
+        path = candidate
+    if not path.is_file():
+        raise TokenizerError(f"no such file: {path}")
+    fmt = sniff_format(path)
+    if pattern is None and special_tokens is None:
+        if (entry := entry_for_file(path)) is not None:
+            return _load_file(
+                path, entry.format, name=name or entry.name, pattern=entry.pattern,
+                special_tokens=entry.special_tokens,
+            )
+        if fmt == "tiktoken" and (sidecar := read_sidecar(path)) is not None:
+            from tokviz.training.vocabfile import load_trained  # the trainer owns its file format
+
+            return load_trained(path)
+    return _load_file(path, fmt, name=name or path.stem, pattern=pattern, special_tokens=special_tokens)
+
+
+def read_sidecar(path: Path) -> dict | None:
+    """The tokviz training sidecar (`NAME.json` beside `NAME.tiktoken`), if there is one."""
+    sidecar = path.with_suffix(".json")
+    if not sidecar.is_file():
+        return None
+    try:
+        data = json.loads(sidecar.read_text("utf-8"))
+    except (OSError, ValueError) as e:
+        raise TokenizerError(f"{sidecar}: unreadable sidecar ({e})") from e
+    return data if isinstance(data, dict) and data.get("format") == SIDECAR_FORMAT else None
+
+
+def sniff_format(path: Path) -> str:
+    """`tiktoken`, `sentencepiece` or `tokenizer.json`, from the content (names lie: Llama 3's
+    `tokenizer.model` is a tiktoken rank file)."""
+    from tokviz.core.backends.tiktoken_backend import looks_like_rank_file
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as e:
+        raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
+    if not head:
+        raise TokenizerError(f"{path} is empty")
+    if head.lstrip()[:1] == b"{":
+        return "tokenizer.json"
+    if looks_like_rank_file(path):
+        return "tiktoken"
+    if path.suffix == ".model" or head[:1] == b"\x0a":  # a protobuf ModelProto starts with field 1
+        return "sentencepiece"
+    raise TokenizerError(
+        f"{path}: unknown vocabulary format (expected a .tiktoken rank file, a SentencePiece .model "
+        f"or a tokenizer.json)"
+    )
+
+
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+
+def _load_file(
+    path: Path,
+    fmt: str,
+    *,
+    name: str,
+    pattern: str | None,
+    special_tokens: Mapping[str, int] | None,
+) -> Tokenizer:
+    if fmt == "tiktoken":
+        from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+
+        return TiktokenTokenizer.from_file(
+            path, pattern=pattern or CL100K_PATTERN, special_tokens=special_tokens, name=name
+        )
+    if fmt == "sentencepiece":
+        from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
+
+        return SentencePieceTokenizer.from_file(path, name=name)
+    if fmt == "tokenizer.json":
+        from tokviz.core.backends.hf_backend import HFTokenizer
+
+        return HFTokenizer.from_file(path, name=name)
+    raise TokenizerError(f"{path}: unsupported format {fmt!r}")

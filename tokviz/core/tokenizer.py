@@ -1,0 +1,213 @@
+"""The one tokenizer interface every backend implements.
+
+Views, the CLI and the analyses only talk to `Tokenizer`; none of them asks which backend it holds.
+Special-token handling follows tiktoken's `encode` exactly (`allowed_special`, `disallowed_special`),
+but the default here is the injection-safe one: special-token text in pasted input is plain text.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import AbstractSet, Collection, Iterator, Literal, Mapping, Sequence
+
+import regex
+
+from tokviz.core.tokens import Token, TokenKind, sanitize
+
+AllowedSpecial = Literal["all"] | AbstractSet[str]
+DisallowedSpecial = Literal["all"] | Collection[str]
+SpecialMode = Literal["all", "none", "raise"]
+
+
+class TokenizerError(Exception):
+    """A tokenizer could not be loaded or could not encode: the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SpecialPolicy:
+    """How special-token text in the input is treated, in tiktoken's terms.
+
+    >>> SpecialPolicy.parse("none")
+    SpecialPolicy(allowed_special=frozenset(), disallowed_special=())
+    >>> SpecialPolicy.parse("<|endoftext|>,<|fim_prefix|>").allowed_special == {"<|endoftext|>", "<|fim_prefix|>"}
+    True
+    """
+
+    allowed_special: AllowedSpecial = frozenset()
+    disallowed_special: DisallowedSpecial = ()
+
+    @classmethod
+    def parse(cls, spec: str | None) -> "SpecialPolicy":
+        """`all` (parse every special token), `none` (plain text, the default), `raise` (tiktoken's
+        default: error on any special-token text) or a comma-separated set of tokens to parse."""
+        if spec is None or spec == "none":
+            return cls(frozenset(), ())
+        if spec == "all":
+            return cls("all", ())
+        if spec == "raise":
+            return cls(frozenset(), "all")
+        return cls(frozenset(t.strip() for t in spec.split(",") if t.strip()), ())
+
+    @property
+    def label(self) -> str:
+        if self.allowed_special == "all":
+            return "all"
+        if self.disallowed_special == "all":
+            return "raise"
+        if not self.allowed_special:
+            return "none"
+        return ",".join(sorted(self.allowed_special))
+
+
+@dataclass(frozen=True)
+class VocabEntry:
+    id: int
+    piece: str  # as the vocabulary spells it
+    bytes: bytes
+    kind: TokenKind
+
+
+class Tokenizer(abc.ABC):
+    """A loaded vocabulary that cuts text into `Token`s."""
+
+    #: a short name for this vocabulary (`cl100k_base`, `qwen`, the file's stem)
+    name: str
+    #: which kind of vocabulary: `tiktoken`, `sentencepiece`, `huggingface`, `trained`
+    family: str
+    #: special / control token text -> id
+    special_tokens: Mapping[str, int]
+
+    @property
+    @abc.abstractmethod
+    def vocab_size(self) -> int:
+        """Number of ids, special tokens included."""
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = (),
+    ) -> list[Token]:
+        """Cut `text` into tokens with spans, bytes and kinds.
+
+        Raises `ValueError` (tiktoken's message) when the text holds a disallowed special token.
+
+        >>> from tokviz.core.catalog import load  # doctest: +SKIP
+        >>> [t.id for t in load("cl100k_base").encode("hello world")]  # doctest: +SKIP
+        [15339, 1917]
+        """
+        text = sanitize(text)
+        tokens: list[Token] = []
+        for start, end, special_id in self._split_special(text, allowed_special, disallowed_special):
+            if special_id is None:
+                tokens.extend(self._encode_ordinary(text, start, end))
+            else:
+                tokens.append(self._special_token(text, start, end, special_id))
+        return tokens
+
+    def encode_ids(self, text: str, **policy) -> list[int]:
+        return [t.id for t in self.encode(text, **policy)]
+
+    def encode_with(self, text: str, policy: SpecialPolicy) -> list[Token]:
+        return self.encode(
+            text, allowed_special=policy.allowed_special, disallowed_special=policy.disallowed_special
+        )
+
+    @abc.abstractmethod
+    def decode(self, ids: Sequence[int]) -> str:
+        """Decode ids to text as the library itself does (`errors="replace"` where that applies)."""
+
+    @abc.abstractmethod
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes one id stands for (a special token's text, a byte-fallback piece's byte)."""
+
+    @abc.abstractmethod
+    def piece(self, token_id: int) -> str:
+        """The id as the vocabulary spells it (`▁the`, `Ġthe`, `<0x0A>`)."""
+
+    @abc.abstractmethod
+    def kind(self, token_id: int) -> TokenKind:
+        """What kind of token the id is, independent of any text."""
+
+    def vocab(self) -> Iterator[VocabEntry]:
+        """Every id in order, with its piece, bytes and kind."""
+        for i in range(self.vocab_size):
+            try:
+                yield VocabEntry(i, self.piece(i), self.token_bytes(i), self.kind(i))
+            except KeyError:  # holes in a rank file's id space
+                continue
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.family}, {self.vocab_size:,} ids)"
+
+    # -- for backends -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+        """Encode `text[start:end]` with no special-token parsing; spans relative to all of `text`."""
+
+    def _special_token(self, text: str, start: int, end: int, special_id: int) -> Token:
+        byte_start = len(text[:start].encode("utf-8"))
+        data = text[start:end].encode("utf-8")
+        return Token(
+            special_id, data, byte_start, byte_start + len(data), start, end, TokenKind.SPECIAL,
+            text[start:end],
+        )
+
+    def _split_special(
+        self, text: str, allowed: AllowedSpecial, disallowed: DisallowedSpecial
+    ) -> Iterator[tuple[int, int, int | None]]:
+        """Yield `(start, end, special_id or None)` segments, checking the policy as tiktoken does."""
+        specials = set(self.special_tokens)
+        if allowed == "all":
+            allowed = specials
+        if disallowed == "all":
+            disallowed = specials - set(allowed)
+        if disallowed:
+            pattern = _special_regex(frozenset(disallowed))
+            if match := pattern.search(text):
+                raise ValueError(disallowed_special_message(match.group()))
+        if not allowed:
+            yield 0, len(text), None
+            return
+        pos = 0
+        for match in _special_regex(frozenset(allowed)).finditer(text):
+            if match.group() not in self.special_tokens:
+                continue
+            if match.start() > pos:
+                yield pos, match.start(), None
+            yield match.start(), match.end(), self.special_tokens[match.group()]
+            pos = match.end()
+        if pos < len(text) or not text:
+            yield pos, len(text), None
+
+
+def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
+    return _special_regex_cached(tokens)
+
+
+_REGEX_CACHE: dict[frozenset[str], regex.Pattern] = {}
+
+
+def _special_regex_cached(tokens: frozenset[str]) -> regex.Pattern:
+    pattern = _REGEX_CACHE.get(tokens)
+    if pattern is None:
+        # longest first, so `<|extra_10|>` wins over a hypothetical `<|extra_1`
+        alternatives = sorted(tokens, key=len, reverse=True)
+        pattern = regex.compile("|".join(regex.escape(t) for t in alternatives))
+        _REGEX_CACHE[tokens] = pattern
+    return pattern
+
+
+def disallowed_special_message(token: str) -> str:
+    """tiktoken's own wording, so users of every backend get the same three ways out."""
+    return (
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        f"If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        f"To disable this check for all special tokens, pass `disallowed_special=()`.\n"
+    )
