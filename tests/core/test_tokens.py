@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from tokviz.core.tokens import (
+    OffsetMap, Token, TokenKind, display_text, hex_bytes, is_fragment, sanitize, tokens_from_bytes,
+)
+
+
+def test_fragment_detection_follows_utf8_wholeness():
+    assert is_fragment(b" \xe6\xa0")  # Qwen 51461: part of 根
+    assert is_fragment(b"\xb9")
+    assert not is_fragment("根".encode())
+    assert not is_fragment(b"plain ascii")
+    assert not is_fragment(b"")
+
+
+def test_display_text_marks_whitespace_controls_and_partial_bytes():
+    assert display_text(b"a b\t\n") == "a·b→↵"
+    assert display_text(b" \xe6\xa0") == "·\ufffd"
+    assert display_text(b"\x00\x1b") == "\u2400\u241b"
+    assert display_text(b"a b\t\n", visible_whitespace=False) == "a b\t\n"
+    assert display_text(b"\x1b", visible_whitespace=False) == "\u241b"
+
+
+def test_hex_bytes():
+    assert hex_bytes(b" \xe6\xa0") == "20 e6 a0"
+
+
+def test_sanitize_replaces_lone_surrogates_keeping_offsets():
+    text = "a\ud800b\udfffc"
+    clean = sanitize(text)
+    assert clean == "a\ufffdb\ufffdc" and len(clean) == len(text)
+    assert sanitize("ok 根") == "ok 根"
+
+
+@given(st.text())
+def test_offset_map_round_trips(text):
+    omap = OffsetMap(text)
+    data = text.encode("utf-8")
+    for i in range(len(text) + 1):
+        b = omap.byte_offset(i)
+        assert len(text[:i].encode()) == b
+        assert omap.char_start(b) == i or b == len(data)
+
+
+def test_tokens_from_bytes_gives_overlapping_spans_for_a_cut_character():
+    text = " 根"
+    info = {1: (b" \xe6\xa0", TokenKind.FRAGMENT, "Ġæł"), 2: (b"\xb9", TokenKind.FRAGMENT, "¹")}
+    a, b = tokens_from_bytes(text, [1, 2], info)
+    assert (a.byte_start, a.byte_end, a.start, a.end) == (0, 3, 0, 2)
+    assert (b.byte_start, b.byte_end, b.start, b.end) == (3, 4, 1, 2)
+    assert isinstance(a, Token) and a.is_fragment and a.text == " \ufffd"
+
+
+def test_tokens_from_bytes_rejects_bytes_that_do_not_add_up():
+    import pytest
+
+    with pytest.raises(ValueError):
+        tokens_from_bytes("abc", [1], {1: (b"ab", TokenKind.NORMAL, "ab")})
+
+
+@settings(max_examples=50)
+@given(st.text(min_size=1))
+def test_char_spans_vectorised_equal_scalar(text):
+    omap = OffsetMap(text)
+    n = len(omap.data)
+    starts = np.arange(n)
+    ends = np.minimum(starts + 2, n)
+    cs, ce = omap.char_spans(starts, ends)
+    assert cs == [omap.char_start(s) for s in starts]
+    assert ce == [omap.char_end(e) for e in ends]
