@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Install everything the tests need (system packages too), provision the real vocabularies the
+# tests use, and run the whole suite offscreen. Arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE=test source scripts/setup.sh
+export TOKVIZ_DATA_DIR=${TOKVIZ_DATA_DIR:-$PWD/.cache/tokviz}
+export QT_QPA_PLATFORM=offscreen
+.venv/bin/tokviz vocabs fetch
+exec .venv/bin/python -m pytest "$@"
