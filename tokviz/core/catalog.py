@@ -20,6 +20,7 @@ from typing import Any, Mapping
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 
 SIDECAR_FORMAT = "tokviz-bpe"
+EXTENSION_FORMAT = "tokviz-extension"  # see tokviz.training.extend
 
 
 def data_dir() -> Path:
@@ -173,6 +174,9 @@ def load(spec: str, **options: Any) -> Tokenizer:
     if entry is not None:
         return load_entry(entry)
     path = Path(spec).expanduser()
+    if "+" in spec and not path.exists():
+        base, extra = spec.rsplit("+", 1)
+        return load_extended(load(base), Path(extra).expanduser())
     if path.exists() or os.sep in spec or "." in Path(spec).name:
         return load_path(path, **options)
     names = ", ".join(e.name for e in entries())
@@ -214,6 +218,8 @@ def load_path(
                 special_tokens=entry.special_tokens,
             )
         if fmt == "tiktoken" and (sidecar := read_sidecar(path)) is not None:
+            if sidecar["format"] == EXTENSION_FORMAT:
+                return load_extended(load(sidecar["base"]), path)
             from tokviz.training.vocabfile import load_trained  # the trainer owns its file format
 
             return load_trained(path)
@@ -221,7 +227,7 @@ def load_path(
 
 
 def read_sidecar(path: Path) -> dict | None:
-    """The tokviz training sidecar (`NAME.json` beside `NAME.tiktoken`), if there is one."""
+    """The tokviz sidecar (`NAME.json` beside `NAME.tiktoken`) of a trained or extended vocabulary."""
     sidecar = path.with_suffix(".json")
     if not sidecar.is_file():
         return None
@@ -229,7 +235,22 @@ def read_sidecar(path: Path) -> dict | None:
         data = json.loads(sidecar.read_text("utf-8"))
     except (OSError, ValueError) as e:
         raise TokenizerError(f"{sidecar}: unreadable sidecar ({e})") from e
-    return data if isinstance(data, dict) and data.get("format") == SIDECAR_FORMAT else None
+    if isinstance(data, dict) and data.get("format") in (SIDECAR_FORMAT, EXTENSION_FORMAT):
+        return data
+    return None
+
+
+def load_extended(base: Tokenizer, extra_path: Path) -> Tokenizer:
+    """A base byte-level BPE plus an extra rank file (`tokviz extend`, or Qwen's `qwen_extra.tiktoken`)."""
+    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file
+    from tokviz.training.extend import ExtensionError, extended_tokenizer
+
+    if not isinstance(base, TiktokenTokenizer):
+        raise TokenizerError(f"{extra_path}: extra ranks need a byte-level BPE base, not {base.describe()}")
+    try:
+        return extended_tokenizer(base, read_rank_file(extra_path), name=f"{base.name}+{extra_path.stem}")
+    except ExtensionError as e:
+        raise TokenizerError(f"{extra_path}: {e}") from e
 
 
 def sniff_format(path: Path) -> str:

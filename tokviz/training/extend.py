@@ -1,0 +1,226 @@
+"""Vocabulary extension: learn the merges that make given words single tokens of an existing BPE.
+
+Appending a word to a byte-level BPE vocabulary does nothing unless the merges that build it exist,
+so this learns them, as Qwen's `add_merges.py` does: each word (NFC-normalised, one pre-token chunk
+of the base's split pattern, not already a token) is first cut by the base vocabulary; then the
+most frequent adjacent pair over all words is merged, again and again, until every word is one
+token. Ties go to the shorter result (in characters, then bytes), then the lexicographically
+smaller one: the order Qwen's tool uses, which its worked example depends on.
+
+New ranks start after the base's ids (Qwen: 151,643 ranks + 208 special tokens -> 151851) and
+never overwrite one. This module writes nothing itself; `save_extension` does, atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import regex
+
+from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+from tokviz.core.catalog import EXTENSION_FORMAT
+from tokviz.core.fetch import write_atomic
+
+
+class ExtensionError(ValueError):
+    """Bad word list or start id: the message names the file and line where there is one."""
+
+
+@dataclass(frozen=True)
+class Merge:
+    left: bytes
+    right: bytes
+    frequency: int
+    id: int
+
+    @property
+    def token(self) -> bytes:
+        return self.left + self.right
+
+    def describe(self) -> str:
+        text = self.token.decode("utf-8", errors="replace")
+        return f"{self.left!r} + {self.right!r} -> {text!r} id {self.id} (frequency {self.frequency})"
+
+
+@dataclass
+class Extension:
+    merges: list[Merge] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    start_id: int = 0
+
+    @property
+    def ranks(self) -> dict[bytes, int]:
+        return {m.token: m.id for m in self.merges}
+
+
+def read_word_list(path: str | Path) -> dict[str, int]:
+    """Read `word<TAB>frequency` lines; NFC-normalise words; sum repeated words.
+
+    Raises ExtensionError naming the line for a malformed line or a non-numeric frequency.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as e:
+        raise ExtensionError(f"cannot read {path}: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise ExtensionError(f"{path} is not UTF-8 text (byte offset {e.start})") from e
+    words: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.rstrip("\r\n").split("\t")
+        if len(parts) != 2 or not parts[0]:
+            raise ExtensionError(f"{path}: line {lineno} is not 'word<TAB>frequency': {line!r}")
+        word, freq = parts
+        try:
+            frequency = int(freq)
+        except ValueError:
+            raise ExtensionError(f"{path}: line {lineno}: frequency {freq!r} is not a whole number") from None
+        if frequency <= 0:
+            raise ExtensionError(f"{path}: line {lineno}: frequency must be positive, not {frequency}")
+        word = unicodedata.normalize("NFC", word)
+        words[word] = words.get(word, 0) + frequency
+    if not words:
+        raise ExtensionError(f"{path}: no words (the file is empty)")
+    return words
+
+
+def default_start_id(base: TiktokenTokenizer) -> int:
+    """The first id after every rank and special token of the base."""
+    ids = [*base.mergeable_ranks.values(), *base.special_tokens.values()]
+    return max(ids) + 1
+
+
+def learn_extension(
+    base: TiktokenTokenizer, words: dict[str, int], *, start_id: int | None = None
+) -> Extension:
+    """Learn the merges that make each word one token; see the module docstring for the order.
+
+    >>> ext = learn_extension(qwen, {"我是一只猫": 20, "一只猫": 100})  # doctest: +SKIP
+    >>> [m.id for m in ext.merges]  # doctest: +SKIP
+    [151851, 151852, 151853, 151854]
+    """
+    first_free = default_start_id(base)
+    if start_id is None:
+        start_id = first_free
+    elif start_id < first_free:
+        raise ExtensionError(
+            f"start id {start_id} is inside the base's existing ids (0..{first_free - 1}); "
+            f"new ids must start at {first_free} or later so no rank is overwritten"
+        )
+    extension = Extension(start_id=start_id)
+    segments = _initial_segments(base, words, extension.warnings)
+    _merge_until_whole(segments, extension, base.mergeable_ranks)
+    return extension
+
+
+def _initial_segments(
+    base: TiktokenTokenizer, words: dict[str, int], warnings: list[str]
+) -> dict[tuple[bytes, ...], int]:
+    pattern = regex.compile(base.pattern)
+    ranks = base.mergeable_ranks
+    segments: Counter[tuple[bytes, ...]] = Counter()
+    for word, frequency in words.items():
+        parts = pattern.findall(word)
+        if len(parts) > 1:
+            warnings.append(f"{word!r} would be pre-tokenized to {parts}, so it cannot become one token: skipped")
+            continue
+        data = word.encode("utf-8")
+        if data in ranks:
+            warnings.append(f"{word!r} is already a token (id {ranks[data]}): skipped")
+            continue
+        ids = base.encoding.encode_ordinary(word)
+        segments[tuple(base.encoding.decode_single_token_bytes(i) for i in ids)] += frequency
+    return dict(segments)
+
+
+def _pair_key(item: tuple[tuple[bytes, bytes], int]) -> tuple:
+    (left, right), frequency = item
+    merged = left + right
+    text = merged.decode("utf-8", errors="replace")
+    return -frequency, len(text), len(merged), text, merged
+
+
+def _merge_until_whole(
+    segments: dict[tuple[bytes, ...], int], extension: Extension, base_ranks: dict[bytes, int]
+) -> None:
+    # A word list is small (thousands of words), so recounting per merge is clear and fast enough.
+    segments = {s: f for s, f in segments.items() if len(s) > 1}
+    next_id = extension.start_id
+    while segments:
+        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        for seg, frequency in segments.items():
+            for pair in zip(seg, seg[1:]):
+                pairs[pair] += frequency
+        (left, right), frequency = min(pairs.items(), key=_pair_key)
+        if left + right in base_ranks:  # reachable only through a merge order the base never takes
+            extension.warnings.append(
+                f"{(left + right)!r} is already a token (id {base_ranks[left + right]}): merge kept, no new id"
+            )
+        else:
+            extension.merges.append(Merge(left, right, frequency, next_id))
+            next_id += 1
+        segments = {
+            merged: f for seg, f in segments.items() if len(merged := _apply(seg, left, right)) > 1
+        }
+
+
+def _apply(seg: tuple[bytes, ...], left: bytes, right: bytes) -> tuple[bytes, ...]:
+    out: list[bytes] = []
+    i = 0
+    while i < len(seg):
+        if i + 1 < len(seg) and seg[i] == left and seg[i + 1] == right:
+            out.append(left + right)
+            i += 2
+        else:
+            out.append(seg[i])
+            i += 1
+    return tuple(out)
+
+
+def extended_tokenizer(base: TiktokenTokenizer, extra: dict[bytes, int], *, name: str | None = None) -> TiktokenTokenizer:
+    """The base with the extra ranks added: a working tokenizer for every view."""
+    clash = sorted(set(extra.values()) & {*base.mergeable_ranks.values(), *base.special_tokens.values()})
+    if clash:
+        raise ExtensionError(f"extra ranks reuse ids of the base ({clash[:5]}...): refusing to overwrite them")
+    known = sorted(t for t in extra if t in base.mergeable_ranks)
+    if known:
+        raise ExtensionError(f"extra ranks repeat tokens the base already has: {known[:5]}")
+    return TiktokenTokenizer.from_ranks(
+        name or f"{base.name}+extra", {**base.mergeable_ranks, **extra},
+        pattern=base.pattern, special_tokens=base.special_tokens, family=base.family,
+    )
+
+
+def save_extension(extension: Extension, path: str | Path, *, base_spec: str, base_sha256: str | None) -> Path:
+    """Write the extra `.tiktoken` (only the new ranks) and its sidecar, each atomically.
+
+    The sidecar names the base, so loading the extra file alone gives the extended tokenizer.
+    """
+    path = Path(path)
+    lines = (
+        f"{base64.b64encode(m.token).decode('ascii')} {m.id}\n" for m in sorted(extension.merges, key=lambda m: m.id)
+    )
+    write_atomic(path, "".join(lines).encode("ascii"))
+    sidecar = {
+        "format": EXTENSION_FORMAT, "version": 1, "base": base_spec, "base_sha256": base_sha256,
+        "start_id": extension.start_id,
+        "merges": [[m.left.hex(), m.right.hex(), m.frequency, m.id] for m in extension.merges],
+        "warnings": extension.warnings,
+    }
+    write_atomic(path.with_suffix(".json"), json.dumps(sidecar, ensure_ascii=False, indent=1).encode())
+    return path
+
+
+def iter_report(extension: Extension) -> Iterable[str]:
+    for warning in extension.warnings:
+        yield f"warning: {warning}"
+    for merge in extension.merges:
+        yield f"merge: {merge.describe()}"
