@@ -1,0 +1,50 @@
+"""Fixtures for the compare window: an isolated settings file and a window-building helper."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from tokviz.gui.app import build_window
+from tokviz.gui.main_window import MainWindow
+
+TIMEOUT_MS = 20_000
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> QSettings:
+    """Each test gets its own INI file: nothing leaks into the user's settings or other tests."""
+    return QSettings(str(tmp_path / "tokviz-test.ini"), QSettings.Format.IniFormat)
+
+
+def wait_ready(qtbot, window: MainWindow, timeout: int = TIMEOUT_MS) -> None:
+    """Wait until every pane has loaded, tokenized the current text (or failed) and laid it out."""
+    text = window.text()
+
+    def ready() -> bool:
+        for pane in window.panes:
+            if pane.busy or (pane.tokenizer is None and pane.error is None):
+                return False
+            if pane.error is None and (pane.result is None or pane.result.text != text):
+                return False
+            if pane.result is not None and not pane.view.layout_done:
+                return False
+        return True
+
+    qtbot.waitUntil(ready, timeout=timeout)
+
+
+@pytest.fixture
+def make_window(qtbot, settings) -> Callable[..., MainWindow]:
+    def make(specs: Sequence[str] = ("cl100k_base",), text: str = "", **kwargs) -> MainWindow:
+        window = build_window(specs=list(specs), text=text, settings=settings, restore=False, **kwargs)
+        qtbot.addWidget(window)
+        window.resize(1200, 800)
+        window.show()
+        wait_ready(qtbot, window)
+        return window
+
+    return make

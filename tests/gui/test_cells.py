@@ -1,0 +1,95 @@
+"""The Qt-free cell model and layout: what each token cell shows and how lines break."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+from tokviz.gui.cells import ViewOptions, cell_for, cells_for, tooltip_text
+from tokviz.gui.token_layout import TokenLayout, covering
+
+FRAGMENT = Token(51461, b" \xe6\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")
+SPECIAL = Token(100257, b"<|endoftext|>", 0, 13, 0, 13, TokenKind.SPECIAL, "<|endoftext|>")
+
+
+def test_fragment_cell_carries_hex_and_replacement_char() -> None:
+    cell = cell_for(FRAGMENT, ViewOptions())
+    assert cell.kind is TokenKind.FRAGMENT
+    assert cell.hex == "20 e6 a0"
+    assert cell.label == display_text(FRAGMENT.bytes) == "·\ufffd"
+    assert not cell.pill
+
+
+def test_special_cell_is_a_labelled_pill() -> None:
+    cell = cell_for(SPECIAL, ViewOptions())
+    assert cell.pill and cell.label == "<|endoftext|>" and cell.hex == ""
+
+
+def test_modes_and_whitespace() -> None:
+    newline = Token(198, b"\n", 0, 1, 0, 1, TokenKind.NORMAL, "Ċ")
+    assert cell_for(newline, ViewOptions()).label == "↵"
+    assert cell_for(newline, ViewOptions(visible_whitespace=False)).label == ""
+    assert cell_for(newline, ViewOptions()).newlines == 1
+    assert cell_for(FRAGMENT, ViewOptions(mode="ids")).label == "51461"
+    both = cell_for(FRAGMENT, ViewOptions(mode="both"))
+    assert both.sub == "51461" and both.hex == "20 e6 a0"
+
+
+def test_cells_are_shared_per_id_and_bytes() -> None:
+    cells = cells_for([FRAGMENT, SPECIAL, FRAGMENT], ViewOptions())
+    assert cells[0] is cells[2] and cells[0] is not cells[1]
+
+
+def test_tooltip_names_id_piece_bytes_span_kind() -> None:
+    text = tooltip_text(FRAGMENT, 7)
+    for part in ("token #7", "id 51461", "fragment", "piece: Ġæł", "bytes: 20 e6 a0 (3)", "chars 0–2"):
+        assert part in text
+    assert "'·\ufffd'" in text
+
+
+def test_layout_breaks_after_newlines_and_wraps() -> None:
+    widths = np.full(6, 10.0)
+    newlines = np.array([0, 2, 0, 0, 0, 0])
+    layout = TokenLayout(widths, newlines, wrap_width=25)  # two cells (10 + gap 2 each) per line
+    assert layout.advance()
+    assert layout.line_starts == [0, 2, 2, 4]  # "\n\n" leaves an empty line
+    assert [list(layout.line_range(i)) for i in range(4)] == [[0, 1], [], [2, 3], [4, 5]]
+    assert layout.line_of(3) == 2 and layout.token_at(2, 13) == 3 and layout.token_at(2, 11) is None
+
+
+def test_layout_in_slices_equals_layout_at_once() -> None:
+    rng = np.random.default_rng(1)
+    widths = rng.uniform(5, 60, 20_000)
+    newlines = (rng.uniform(size=20_000) < 0.05).astype(np.int32)
+    whole = TokenLayout(widths, newlines, wrap_width=300)
+    whole.advance()
+    sliced = TokenLayout(widths, newlines, wrap_width=300)
+    steps = 0
+    while not sliced.advance(0.0):
+        steps += 1
+    assert steps > 1 and sliced.line_starts == whole.line_starts
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(0, 60), st.integers(0, 60))
+def test_covering_equals_brute_force(lengths: list[int], a: int, b: int) -> None:
+    ends = np.cumsum(lengths)
+    starts = ends - np.array(lengths)
+    got = set(covering(starts, ends, a, b))
+    lo, hi = (a, b) if b > a else (a, a + 1)
+    assert got == {i for i, (s, e) in enumerate(zip(starts, ends)) if s < hi and e > lo}
+
+
+def test_model_modules_do_not_import_qt() -> None:
+    code = (
+        "import sys, tokviz.gui.cells, tokviz.gui.token_layout, tokviz.gui.offsets;"
+        "assert 'PySide6' not in sys.modules, 'Qt imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_hex_label_matches_core() -> None:
+    assert cell_for(FRAGMENT, ViewOptions()).hex == hex_bytes(FRAGMENT.bytes)

@@ -1,0 +1,68 @@
+"""Remembered state (QSettings), view options and the streaming-decode view."""
+
+from __future__ import annotations
+
+from tests.gui.conftest import wait_ready
+from tokviz.core.decoding import buffered_stream, naive_stream
+from tokviz.gui.app import build_window, parse_args
+from tokviz.gui.stream_view import StreamDialog
+
+
+def test_settings_restore_panes_text_and_options(qtbot, settings) -> None:
+    first = build_window(specs=["qwen", "cl100k_base"], text="remember me 根", settings=settings, restore=False)
+    qtbot.addWidget(first)
+    first.set_options(mode="both", visible_whitespace=False)
+    first.resize(700, 500)  # inside the offscreen screen (800x600)
+    wait_ready(qtbot, first)
+    first.close()  # saves the settings and stops the pane threads
+    assert all(p._thread is None for p in first.panes)
+
+    second = build_window(settings=settings)
+    qtbot.addWidget(second)
+    assert [p.spec for p in second.panes] == ["qwen", "cl100k_base"]
+    assert second.text() == "remember me 根"
+    assert second.options.mode == "both" and not second.options.visible_whitespace
+    assert (second.width(), second.height()) == (700, 500)
+    wait_ready(qtbot, second)
+    assert second.panes[0].result.text == "remember me 根"
+
+
+def test_view_modes_change_cells_not_tokens(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base"], "hello world\n")
+    pane = window.panes[0]
+    tokens = pane.view.tokens
+    window.set_options(mode="ids")
+    wait_ready(qtbot, window)
+    assert pane.view.tokens is tokens  # the worker reused the encode, only the cells changed
+    assert [pane.view.cell(i).label for i in range(len(tokens))] == [str(t.id) for t in tokens]
+    window.set_options(mode="both")
+    wait_ready(qtbot, window)
+    assert pane.view.cell(0).sub == str(tokens[0].id) and pane.view.cell(0).label == "hello"
+
+
+def test_stream_naive_vs_buffered_qwen_example(qtbot, vocab) -> None:
+    qwen = vocab("qwen")
+    dialog = StreamDialog(qwen, [51461, 117])
+    qtbot.addWidget(dialog)
+    assert dialog.step()
+    assert dialog.naive_text() == " \ufffd"  # the seeds' `tokenizer.decode([51461])`
+    assert dialog.buffered_text() == " "  # the partial character is held back
+    assert dialog.step() and not dialog.step()
+    assert dialog.naive_text() == "".join(naive_stream(qwen, [51461, 117])) == " \ufffd\ufffd"
+    assert dialog.buffered_text() == "".join(buffered_stream(qwen, [51461, 117])) == " 根"
+
+
+def test_stream_plays_with_a_timer(qtbot, make_window) -> None:
+    window = make_window(["qwen"], " 根根")
+    window.open_stream(window.panes[0])
+    dialog = window._stream
+    qtbot.addWidget(dialog)
+    dialog.speed.setValue(500)
+    dialog.toggle()
+    qtbot.waitUntil(lambda: dialog.position == len(dialog.ids), timeout=5000)
+    assert dialog.buffered_text() == " 根根"
+
+
+def test_command_line_options() -> None:
+    args = parse_args(["--sample", "mixed", "-t", "cl100k_base", "-t", "qwen", "--policy", "all"])
+    assert args.sample == "mixed" and args.tokenizers == ["cl100k_base", "qwen"] and args.policy == "all"

@@ -1,0 +1,123 @@
+"""Start the compare window: `build_app`, `build_window` (no event loop, for tests) and `run`.
+
+    python -m tokviz.gui.app --sample mixed -t cl100k_base -t qwen -t mistral-7b-v0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from PySide6.QtCore import QSettings, QTimer
+from PySide6.QtWidgets import QApplication
+
+from tokviz.gui.main_window import MainWindow
+from tokviz.gui.theme import icon, stylesheet
+
+ORGANIZATION = "tokviz"
+APPLICATION = "tokviz"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="tokviz gui", description="Compare tokenizers side by side.")
+    p.add_argument("file", nargs="?", help="a text file to open")
+    p.add_argument("--text", help="initial text")
+    p.add_argument("--sample", help="a shipped sample: english, korean, chinese, japanese, emoji_chat, mixed, …")
+    p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="SPEC",
+                   help="a catalog name or vocabulary file (repeat for more panes)")
+    p.add_argument("--policy", default="none", help="special-token policy for every pane: none, all, raise, or tok1,tok2")
+    p.add_argument("--mode", choices=("text", "ids", "both"), help="token view")
+    p.add_argument("--select-char", type=int, metavar="N",
+                   help="after loading, select the first pane's token covering character N")
+    p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x860")
+    p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
+    p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
+    return p.parse_args(list(argv) if argv is not None else None)
+
+
+def build_app(argv: Sequence[str] | None = None) -> QApplication:
+    """The QApplication (reused when one exists), with the tokviz names, icon and style."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([sys.argv[0] if sys.argv else "tokviz", *(argv or [])])
+    app.setOrganizationName(ORGANIZATION)
+    app.setApplicationName(APPLICATION)
+    app.setWindowIcon(icon("tokviz"))
+    app.setStyleSheet(stylesheet())
+    return app  # type: ignore[return-value]
+
+
+def make_settings(path: Path | None = None) -> QSettings:
+    if path is not None:
+        return QSettings(str(path), QSettings.Format.IniFormat)
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+def build_window(
+    *,
+    text: str | None = None,
+    specs: Sequence[str] | None = None,
+    settings: QSettings | None = None,
+    restore: bool = True,
+    policy: str = "none",
+    mode: str | None = None,
+) -> MainWindow:
+    """Build (not show) the compare window. Needs a QApplication (`build_app`)."""
+    window = MainWindow(settings or make_settings(), specs=list(specs or []) or None, text=text, restore=restore)
+    if mode is not None:
+        window.set_options(mode=mode)
+    if policy != "none":
+        for pane in window.panes:
+            pane.set_policy(policy)
+    return window
+
+
+def window_from_args(args: argparse.Namespace) -> MainWindow:
+    text = args.text
+    if args.file:
+        text = Path(args.file).read_text("utf-8", errors="replace")
+    window = build_window(
+        text=text, specs=args.tokenizers, settings=make_settings(args.settings),
+        restore=not args.no_restore, policy=args.policy, mode=args.mode,
+    )
+    if args.sample:
+        window.load_sample(args.sample)
+    if args.size:
+        w, _, h = args.size.partition("x")
+        window.resize(int(w), int(h))
+    if args.select_char is not None:
+        _select_when_ready(window, args.select_char)
+    return window
+
+
+def _select_when_ready(window: MainWindow, char: int) -> None:
+    """Select the first pane's token at `char` once every pane is laid out (screenshots)."""
+
+    def attempt() -> None:
+        if window.panes and all(p.result is not None or p.error for p in window.panes):
+            first = next((p for p in window.panes if p.result is not None), None)
+            if first is not None and (index := first.view.token_for_char(char)) is not None:
+                window.select_token(first, index)
+            return
+        QTimer.singleShot(100, attempt)
+
+    QTimer.singleShot(100, attempt)
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Entry point for `tokviz gui [options]`: argv holds the options (no program name)."""
+    args = parse_args(argv)
+    app = build_app([])
+    try:
+        window = window_from_args(args)
+    except (OSError, KeyError) as e:
+        print(f"tokviz gui: {e}", file=sys.stderr)
+        return 2
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    raise SystemExit(run(sys.argv[1:]))

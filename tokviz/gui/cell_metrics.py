@@ -1,0 +1,68 @@
+"""Geometry of a token cell shared by the measuring worker and the painting view.
+
+Fonts and metrics are reentrant in Qt, so the worker thread measures with its own QFontMetricsF;
+each distinct `Cell` object is measured once (cells with the same id and bytes are shared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from tokviz.gui.cells import Cell
+
+PAD_X = 3.0  # inside a cell, left and right
+PILL_PAD_X = 6.0  # pills are rounder
+HEX_GAP = 3.0  # between a fragment's `�` and its hex bytes
+MIN_WIDTH = 6.0  # a cell with an empty label (newline with whitespace hidden) stays hoverable
+
+
+@dataclass(frozen=True)
+class Fonts:
+    """The two fonts a cell uses: the label font and a smaller one for hex bytes and ids."""
+
+    main: QFont
+    small: QFont
+
+    @classmethod
+    def default(cls, base: QFont | None = None) -> "Fonts":
+        main = QFont(base) if base is not None else QFont()
+        small = QFont(main)
+        small.setPointSizeF(max(main.pointSizeF() * 0.78, 6.0))
+        return cls(main, small)
+
+
+class CellMeasurer:
+    """Width of cells; also used by the view to place the hex label inside a fragment cell."""
+
+    def __init__(self, fonts: Fonts) -> None:
+        self.fonts = fonts
+        self.main = QFontMetricsF(fonts.main)
+        self.small = QFontMetricsF(fonts.small)
+
+    def label_width(self, cell: Cell) -> float:
+        return self.main.horizontalAdvance(cell.label)
+
+    def width(self, cell: Cell) -> float:
+        pad = PILL_PAD_X if cell.pill else PAD_X
+        top = self.label_width(cell)
+        if cell.hex:
+            top += HEX_GAP + self.small.horizontalAdvance(cell.hex)
+        sub = self.small.horizontalAdvance(cell.sub) if cell.sub else 0.0
+        return max(max(top, sub) + 2 * pad, MIN_WIDTH)
+
+    def widths(self, cells: Sequence[Cell]) -> np.ndarray:
+        """Widths for many cells, measuring each distinct Cell object once."""
+        memo: dict[int, float] = {}
+        get = memo.get
+        out: list[float] = []
+        append = out.append
+        for cell in cells:
+            w = get(id(cell))
+            if w is None:
+                w = memo[id(cell)] = self.width(cell)
+            append(w)
+        return np.array(out, dtype=np.float64)

@@ -1,0 +1,105 @@
+"""What one token cell shows: its label, hex bytes, id row and style, and its hover text.
+
+Qt-free on purpose (no PySide6 import): the token view paints `Cell`s, and tests check them
+without a widget. Display text always comes from the core's `display_text`, never re-derived here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Sequence
+
+from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+
+ViewMode = Literal["text", "ids", "both"]
+VIEW_MODES: tuple[ViewMode, ...] = ("text", "ids", "both")
+
+#: kinds drawn as a labelled pill (the vocabulary's control / unknown pieces)
+PILL_KINDS = frozenset({TokenKind.SPECIAL, TokenKind.UNKNOWN})
+#: kinds that carry their raw bytes in hex next to the `�` they decode to alone
+HEX_KINDS = frozenset({TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK})
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """How every pane draws its tokens (one set of options for the whole window)."""
+
+    mode: ViewMode = "text"
+    visible_whitespace: bool = True
+    color_by_id: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    """The drawable content of one token."""
+
+    label: str  # main text: display text, the special token's name, or the id
+    hex: str  # raw bytes in hex for fragments / byte-fallback pieces, else ""
+    sub: str  # second row (the id in "both" mode), else ""
+    kind: TokenKind
+    newlines: int  # line breaks after this cell (newlines in the token's text)
+
+    @property
+    def pill(self) -> bool:
+        return self.kind in PILL_KINDS
+
+
+def cell_for(token: Token, options: ViewOptions) -> Cell:
+    """Build the cell of one token.
+
+    >>> from tokviz.core.tokens import Token, TokenKind
+    >>> cell_for(Token(51461, b" \\xe6\\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł"), ViewOptions())
+    Cell(label='·�', hex='20 e6 a0', sub='', kind=<TokenKind.FRAGMENT: 'fragment'>, newlines=0)
+    """
+    kind = token.kind
+    newlines = 0 if kind in PILL_KINDS else token.bytes.count(b"\n")
+    sub = str(token.id) if options.mode == "both" else ""
+    if options.mode == "ids":
+        return Cell(str(token.id), "", "", kind, newlines)
+    if kind in PILL_KINDS:
+        return Cell(token.piece or display_text(token.bytes), "", sub, kind, 0)
+    label = display_text(token.bytes, visible_whitespace=options.visible_whitespace)
+    if not options.visible_whitespace:
+        label = label.replace("\n", "").replace("\r", "").replace("\t", "    ")
+    hexed = hex_bytes(token.bytes) if kind in HEX_KINDS else ""
+    return Cell(label, hexed, sub, kind, newlines)
+
+
+def cells_for(tokens: Sequence[Token], options: ViewOptions) -> list[Cell]:
+    """Cells for all tokens; tokens with the same id and bytes share one Cell object."""
+    cache: dict[tuple[int, bytes], Cell] = {}
+    get = cache.get
+    out: list[Cell] = []
+    append = out.append
+    for token in tokens:
+        key = (token[0], token[1])
+        cell = get(key)
+        if cell is None:
+            cell = cache[key] = cell_for(token, options)
+        append(cell)
+    return out
+
+
+def tooltip_text(token: Token, index: int | None = None) -> str:
+    """The hover text of a token: id, the piece as the vocabulary spells it, bytes, span, kind.
+
+    >>> from tokviz.core.tokens import Token, TokenKind
+    >>> print(tooltip_text(Token(51461, b" \\xe6\\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")))
+    id 51461 · fragment
+    piece: Ġæł
+    bytes: 20 e6 a0 (3)
+    chars 0–2 · bytes 0–3
+    alone decodes to: '·�'
+    """
+    head = f"id {token.id} · {token.kind.value}"
+    if index is not None:
+        head = f"token #{index} · " + head
+    lines = [
+        head,
+        f"piece: {token.piece}",
+        f"bytes: {hex_bytes(token.bytes)} ({len(token.bytes)})",
+        f"chars {token.start}–{token.end} · bytes {token.byte_start}–{token.byte_end}",
+    ]
+    if token.kind in HEX_KINDS:
+        lines.append(f"alone decodes to: {display_text(token.bytes)!r}")
+    return "\n".join(lines)

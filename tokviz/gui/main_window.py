@@ -1,0 +1,323 @@
+"""The compare window: an input editor above N tokenizer panes side by side."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QColor, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QMainWindow, QSplitter, QTextEdit, QVBoxLayout, QWidget,
+)
+
+from tokviz.core import catalog
+from tokviz.gui.cells import VIEW_MODES, ViewOptions
+from tokviz.gui.editor import InputEditor
+from tokviz.gui.offsets import Utf16Map
+from tokviz.gui.samples import sample_text
+from tokviz.gui.stats import TokenBarChart
+from tokviz.gui.theme import icon
+from tokviz.gui.token_pane import TokenPane
+
+PREFERRED = ("cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1")
+DEBOUNCE_MS = 250
+MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings
+BACKEND_MODULES = {
+    "sentencepiece": "tokviz.core.backends.sentencepiece_backend",
+    "tokenizer.json": "tokviz.core.backends.hf_backend",
+}
+
+
+def loadable(entry: catalog.CatalogEntry) -> bool:
+    """Provisioned, and its backend is installed in this build."""
+    module = BACKEND_MODULES.get(entry.format)
+    return entry.available and (module is None or importlib.util.find_spec(module) is not None)
+
+
+def default_specs(minimum: int = 3) -> list[str]:
+    """The preferred catalog vocabularies that load here, topped up to `minimum` from the rest."""
+    try:
+        usable = [e.name for e in catalog.entries() if loadable(e)]
+    except Exception:  # a broken user catalog: fall back to the built-in one
+        usable = [e.name for e in catalog.builtin_entries() if loadable(e)]
+    specs = [name for name in PREFERRED if name in usable]
+    specs += [name for name in usable if name not in specs][: max(minimum - len(specs), 0)]
+    return specs
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings, *, specs: list[str] | None = None,
+                 text: str | None = None, restore: bool = True) -> None:
+        super().__init__()
+        self.settings = settings
+        self.options = ViewOptions()
+        self.panes: list[TokenPane] = []
+        self.sync_scroll = True
+        self._offsets = Utf16Map("")
+        self._editor_range: tuple[int, int] = (-1, -1)
+        self._syncing = False
+        self.setWindowTitle("tokviz — compare tokenizers")
+        self.setWindowIcon(icon("tokviz"))
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.flush_text)
+        self._build_ui()
+        from tokviz.gui.menus import build_menus  # menus import this module's window type
+
+        build_menus(self)
+        saved = self._restore_settings() if restore else {}
+        for spec in specs or saved.get("panes") or default_specs():
+            self.add_pane(spec)
+        self.set_text(text if text is not None else saved.get("text", ""))
+
+    # -- layout ----------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.editor = InputEditor()
+        self.editor.setPlaceholderText("Paste or type text, drop a file, or pick one from Samples…")
+        self.editor.textChanged.connect(self._debounce.start)
+        self.editor.selectionChanged.connect(self._on_editor_selection)
+        self.editor.cursorPositionChanged.connect(self._on_editor_selection)
+        self.editor.file_dropped.connect(self.open_text_file)
+        self.chart = TokenBarChart()
+        top = QWidget()
+        row = QHBoxLayout(top)
+        row.setContentsMargins(4, 4, 4, 0)
+        row.addWidget(self.editor, 3)
+        row.addWidget(self.chart, 1)
+        self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.pane_splitter.setChildrenCollapsible(False)
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(top)
+        self.splitter.addWidget(self.pane_splitter)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 3)
+        central = QWidget()
+        box = QVBoxLayout(central)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.splitter)
+        self.setCentralWidget(central)
+        self.resize(1400, 860)
+
+    # -- text ------------------------------------------------------------------------------
+    def text(self) -> str:
+        return self.editor.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Replace the input and tokenize it at once (no debounce)."""
+        with QSignalBlocker(self.editor):
+            self.editor.setPlainText(text)
+        self.flush_text()
+
+    def flush_text(self) -> None:
+        self._debounce.stop()
+        text = self.text()
+        self._offsets = Utf16Map(text)
+        for pane in self.panes:
+            pane.set_text(text)
+        self.statusBar().showMessage(f"{len(text):,} characters · tokenizing…", 3000)
+
+    def open_text_file(self, path: str) -> None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as e:
+            self.show_message(f"cannot open {path}: {e.strerror or e}")
+            return
+        self.set_text(data.decode("utf-8", errors="replace"))
+        self.show_message(f"opened {path} ({len(data):,} bytes)")
+
+    def load_sample(self, name: str) -> None:
+        """Load a shipped sample by file name, stem, kind or title word (`mixed`, `korean`)."""
+        try:
+            self.set_text(sample_text(name))
+        except Exception as e:  # unknown name or missing resources
+            self.show_message(f"sample {name!r}: {e}")
+        else:
+            self.show_message(f"sample: {name}")
+
+    def choose_text_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open text file")
+        if path:
+            self.open_text_file(path)
+
+    def choose_vocab_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open vocabulary", "", "Vocabularies (*.tiktoken *.model *.json);;All files (*)"
+        )
+        if path:
+            self.add_pane(path)
+
+    # -- panes -----------------------------------------------------------------------------
+    def add_pane(self, spec: str, *, policy: str = "none") -> TokenPane:
+        pane = TokenPane(spec, options=self.options, policy=policy)
+        pane.remove_requested.connect(self.remove_pane)
+        pane.move_requested.connect(self.move_pane)
+        pane.stream_requested.connect(self.open_stream)
+        pane.hovered_chars.connect(self._on_pane_hover)
+        pane.token_clicked.connect(self._on_token_clicked)
+        pane.scrolled.connect(self._on_pane_scrolled)
+        pane.updated.connect(self._on_pane_updated)
+        pane.message.connect(self.show_message)
+        self.panes.append(pane)
+        self.pane_splitter.addWidget(pane)
+        pane.set_text(self.text())
+        self._refresh_stats()
+        return pane
+
+    def remove_pane(self, pane: TokenPane) -> None:
+        if pane not in self.panes:
+            return
+        self.panes.remove(pane)
+        pane.shutdown()
+        pane.hide()
+        pane.setParent(None)
+        pane.deleteLater()
+        self._refresh_stats()
+
+    def move_pane(self, pane: TokenPane, delta: int) -> None:
+        i = self.panes.index(pane)
+        j = min(max(i + delta, 0), len(self.panes) - 1)
+        if i == j:
+            return
+        self.panes.insert(j, self.panes.pop(i))
+        self.pane_splitter.insertWidget(j, pane)
+        self._refresh_stats()
+
+    def set_options(self, **changes: object) -> None:
+        self.options = ViewOptions(**{**self.options.__dict__, **changes})
+        for pane in self.panes:
+            pane.set_options(self.options)
+
+    def _on_pane_updated(self, _pane: TokenPane) -> None:
+        self._refresh_stats()
+        if all(p.result is not None or p.error for p in self.panes):
+            parts = [
+                f"{p.title.text()}: {len(p.result.tokens):,}" if p.result else f"{p.spec}: {p.error}"
+                for p in self.panes
+            ]
+            self.statusBar().showMessage(f"{len(self.text()):,} characters · " + " · ".join(parts))
+
+    def _refresh_stats(self) -> None:
+        first = self.panes[0].stats() if self.panes else None
+        for i, pane in enumerate(self.panes):
+            pane.show_stats(first if i else None)
+        self.chart.set_rows([(p.title.text(), (s.tokens if (s := p.stats()) else None)) for p in self.panes])
+
+    def show_message(self, message: str) -> None:
+        self.statusBar().showMessage(message, 15000)
+
+    # -- linked highlight, selection and scrolling ----------------------------------------------
+    def highlight_chars(self, start: int, end: int) -> None:
+        """Highlight, in every pane, the tokens that cover characters `[start, end)`."""
+        for pane in self.panes:
+            if start < 0:
+                pane.view.clear_highlight()
+            else:
+                pane.view.highlight_chars(start, end)
+
+    def _on_editor_selection(self) -> None:
+        cursor = self.editor.textCursor()
+        start = self._offsets.to_chars(cursor.selectionStart())
+        end = self._offsets.to_chars(cursor.selectionEnd()) if cursor.hasSelection() else start
+        if (start, end) == self._editor_range:
+            return
+        self._editor_range = (start, end)
+        self.highlight_chars(start, end)
+
+    def _on_pane_hover(self, start: int, end: int) -> None:
+        if start < 0:
+            self.highlight_chars(*self._editor_range)
+            self._mark_editor(None)
+        else:
+            self.highlight_chars(start, end)
+            self._mark_editor((start, end))
+
+    def _mark_editor(self, span: tuple[int, int] | None) -> None:
+        selections = []
+        if span is not None:
+            selection = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(255, 214, 10, 140))
+            selection.format = fmt
+            cursor = QTextCursor(self.editor.document())
+            cursor.setPosition(self._offsets.to_utf16(span[0]))
+            cursor.setPosition(self._offsets.to_utf16(span[1]), QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor
+            selections.append(selection)
+        self.editor.setExtraSelections(selections)
+
+    def _on_token_clicked(self, pane: TokenPane, index: int) -> None:
+        self.select_token(pane, index)
+
+    def select_token(self, pane: TokenPane, index: int) -> None:
+        """Select a token: details in its pane, its characters selected in the editor (which
+        highlights the covering tokens in every pane)."""
+        for other in self.panes:
+            other.show_details(index if other is pane else None)
+        token = pane.result.tokens[index]  # type: ignore[union-attr]
+        cursor = self.editor.textCursor()
+        cursor.setPosition(self._offsets.to_utf16(token.start))
+        cursor.setPosition(self._offsets.to_utf16(token.end), QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)  # highlights the covering tokens in every pane
+        pane.view.ensure_visible(index)
+        self.show_message(pane.view.tooltip_for(index).replace("\n", " · "))
+
+    def _on_pane_scrolled(self, pane: TokenPane, char: int) -> None:
+        if not self.sync_scroll or self._syncing:
+            return
+        self._syncing = True
+        try:
+            for other in self.panes:
+                if other is not pane:
+                    other.view.scroll_to_char(char)
+        finally:
+            self._syncing = False
+
+    def open_stream(self, pane: TokenPane) -> None:
+        from tokviz.gui.stream_view import StreamDialog
+
+        if pane.tokenizer is None or pane.result is None:
+            self.show_message(f"{pane.spec}: nothing to stream yet")
+            return
+        self._stream = StreamDialog(pane.tokenizer, pane.result.ids.tolist(), parent=self)
+        self._stream.show()
+
+    # -- settings --------------------------------------------------------------------------
+    def _restore_settings(self) -> dict:
+        s = self.settings
+        geometry = s.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        mode = s.value("view/mode", "text")
+        self.options = ViewOptions(
+            mode=mode if mode in VIEW_MODES else "text",
+            visible_whitespace=_as_bool(s.value("view/visible_whitespace", True)),
+            color_by_id=_as_bool(s.value("view/color_by_id", False)),
+        )
+        panes = s.value("panes/specs", [])
+        panes = [panes] if isinstance(panes, str) else list(panes or [])
+        return {"panes": panes, "text": s.value("input/text", "") or ""}
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("panes/specs", [p.spec for p in self.panes])
+        s.setValue("view/mode", self.options.mode)
+        s.setValue("view/visible_whitespace", self.options.visible_whitespace)
+        s.setValue("view/color_by_id", self.options.color_by_id)
+        text = self.text()
+        s.setValue("input/text", text if len(text) <= MAX_SAVED_TEXT else text[:MAX_SAVED_TEXT])
+        s.sync()
+
+    def shutdown(self) -> None:
+        """Stop every pane's worker thread (idempotent)."""
+        for pane in self.panes:
+            pane.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.save_settings()
+        self.shutdown()
+        super().closeEvent(event)
+
+
+def _as_bool(value: object) -> bool:
+    return value in (True, "true", "1", 1)

@@ -1,0 +1,249 @@
+"""One tokenizer column: header (name, special-token policy, buttons), token view, details, stats."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QThread, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget,
+)
+
+from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
+from tokviz.gui.cell_metrics import Fonts
+from tokviz.gui.cells import ViewOptions
+from tokviz.gui.stats import PaneStats
+from tokviz.gui.theme import icon
+from tokviz.gui.token_view import TokenView
+from tokviz.gui.workers import PaneResult, PaneWorker, TokenizeRequest
+
+POLICIES = ("none", "all", "raise")
+MAX_OCCURRENCES_SHOWN = 8
+
+
+class TokenPane(QFrame):
+    """Loads a tokenizer in its own worker thread and shows how it cuts the window's text."""
+
+    remove_requested = Signal(object)  # self
+    move_requested = Signal(object, int)  # self, -1 left / +1 right
+    stream_requested = Signal(object)
+    hovered_chars = Signal(int, int)  # char span of the hovered token; -1, -1 when none
+    token_clicked = Signal(object, int)  # self, token index
+    scrolled = Signal(object, int)  # self, top character
+    updated = Signal(object)  # a new result, an error or the tokenizer loaded
+    message = Signal(str)  # for the status bar
+
+    _load = Signal(str)
+    _request = Signal(object)
+
+    def __init__(self, spec: str, *, options: ViewOptions, fonts: Fonts | None = None,
+                 policy: str = "none", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("tokenPane")
+        self.spec = spec
+        self.options = options
+        self.tokenizer: Tokenizer | None = None
+        self.result: PaneResult | None = None
+        self.error: str | None = None
+        self.busy = False
+        self._text: str | None = None
+        self._gen = 0
+        self._build_ui(policy, fonts)
+        self._start_worker()
+
+    # -- UI --------------------------------------------------------------------------------
+    def _build_ui(self, policy: str, fonts: Fonts | None) -> None:
+        self.title = QLabel(self.spec, objectName="paneHeader")
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.policy_combo = QComboBox(editable=True)
+        self.policy_combo.addItems(POLICIES)
+        self.policy_combo.setToolTip(
+            "Special-token text in the input: none = plain text, all = control tokens,\n"
+            "raise = error (tiktoken's default), or a comma-separated set to parse"
+        )
+        self.policy_combo.setCurrentText(policy)
+        self.policy_combo.setMinimumContentsLength(6)
+        self.policy_combo.lineEdit().editingFinished.connect(self._policy_edited)
+        self.policy_combo.activated.connect(self._policy_edited)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.addWidget(self.title, 1)
+        header.addWidget(self.policy_combo)
+        for name, tip, slot in (
+            ("play", "Stream-decode this pane's tokens", lambda: self.stream_requested.emit(self)),
+            (None, "Move left", lambda: self.move_requested.emit(self, -1)),
+            (None, "Move right", lambda: self.move_requested.emit(self, 1)),
+            ("remove", "Remove this pane", lambda: self.remove_requested.emit(self)),
+        ):
+            button = QToolButton(toolTip=tip, autoRaise=True)
+            if name:
+                button.setIcon(icon(name))
+            else:
+                button.setText("◀" if "left" in tip else "▶")
+            button.clicked.connect(slot)
+            header.addWidget(button)
+            if name == "remove":
+                self.remove_button = button
+        self.subtitle = QLabel("loading…", objectName="paneSubheader")
+        self.warning = QLabel(objectName="warningLabel", wordWrap=True)
+        self.warning.hide()
+        self.view = TokenView(fonts=fonts)
+        self.details = QLabel(objectName="paneSubheader", wordWrap=True)
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details.hide()
+        self.stats_label = QLabel("—", objectName="statsLabel")
+        self.stats_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.setSpacing(2)
+        box.addLayout(header)
+        for widget in (self.subtitle, self.warning):
+            box.addWidget(widget)
+        box.addWidget(self.view, 1)
+        box.addWidget(self.details)
+        box.addWidget(self.stats_label)
+        self.view.hovered.connect(self._on_hover)
+        self.view.clicked.connect(lambda i: self.token_clicked.emit(self, i))
+        self.view.scrolled.connect(lambda c: self.scrolled.emit(self, c))
+
+    # -- worker ----------------------------------------------------------------------------
+    def _start_worker(self) -> None:
+        self._thread = QThread()
+        self._thread.setObjectName(f"tokviz-pane-{self.spec}")
+        self._worker = PaneWorker()
+        self._worker.moveToThread(self._thread)
+        self._load.connect(self._worker.load)
+        self._request.connect(self._worker.run)
+        self._worker.loaded.connect(self._on_loaded)
+        self._worker.load_failed.connect(self._on_load_failed)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.cancelled.connect(self._on_cancelled)
+        self._thread.start()
+        self._load.emit(self.spec)
+
+    def shutdown(self) -> None:
+        """Cancel, stop the thread and wait for it (a running QThread must never be collected)."""
+        if self._thread is None:
+            return
+        self._worker.cancel()
+        self._thread.quit()
+        self._thread.wait()
+        self._thread = None  # type: ignore[assignment]
+
+    # -- requests --------------------------------------------------------------------------
+    @property
+    def policy(self) -> SpecialPolicy:
+        return SpecialPolicy.parse(self.policy_combo.currentText().strip() or "none")
+
+    def set_text(self, text: str) -> None:
+        self._text = text
+        self._submit()
+
+    def set_options(self, options: ViewOptions) -> None:
+        self.options = options
+        self.view.color_by_id = options.color_by_id
+        self.view.viewport().update()
+        if self.result is not None and self.result.options != options:
+            self._submit()
+
+    def set_policy(self, spec: str) -> None:
+        self.policy_combo.setCurrentText(spec)
+        self._submit()
+
+    def _policy_edited(self, *_args: object) -> None:
+        if self.result is None or self.result.policy != self.policy or self.error:
+            self._submit()
+
+    def _submit(self) -> None:
+        if self._text is None or self.tokenizer is None or self._thread is None:
+            return
+        self._gen += 1
+        self._worker.supersede(self._gen)
+        self.busy = True
+        self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
+        self._request.emit(TokenizeRequest(self._gen, self._text, self.policy, self.options, self.view.fonts))
+
+    # -- results ---------------------------------------------------------------------------
+    def _on_loaded(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.title.setText(tokenizer.name)
+        self.title.setToolTip(tokenizer.describe())
+        self.subtitle.setText(tokenizer.describe())
+        specials = sorted(tokenizer.special_tokens, key=tokenizer.special_tokens.get)[:50]
+        self.policy_combo.addItems([s for s in specials if self.policy_combo.findText(s) < 0])
+        self._submit()
+        self.updated.emit(self)
+
+    def _on_load_failed(self, message: str) -> None:
+        self._show_error(message)
+        self.subtitle.setText("not loaded")
+        self.updated.emit(self)
+
+    def _on_finished(self, result: PaneResult) -> None:
+        if result.gen != self._gen:
+            return
+        self.busy = False
+        self.error = None
+        self.warning.hide()
+        self.result = result
+        self.view.color_by_id = result.options.color_by_id
+        self.view.set_result(result)
+        self.details.hide()
+        self.subtitle.setText(f"{self.tokenizer.describe()} · {result.seconds * 1000:.0f} ms")  # type: ignore[union-attr]
+        self.updated.emit(self)
+
+    def _on_failed(self, gen: int, message: str) -> None:
+        if gen != self._gen:
+            return
+        self.busy = False
+        self.result = None
+        self.view.set_result(None)
+        self._show_error(message)
+        self.updated.emit(self)
+
+    def _on_cancelled(self, gen: int) -> None:
+        if gen == self._gen:
+            self.busy = False
+
+    def _show_error(self, message: str) -> None:
+        self.error = message
+        self.warning.setText(message)
+        self.warning.show()
+        self.stats_label.setText("—")
+        self.message.emit(f"{self.spec}: {message}")
+
+    # -- stats, hover, details -------------------------------------------------------------
+    def stats(self) -> PaneStats | None:
+        r = self.result
+        return PaneStats(len(r.tokens), r.n_chars, r.n_bytes) if r is not None else None
+
+    def show_stats(self, first: PaneStats | None) -> None:
+        stats = self.stats()
+        if stats is not None:
+            self.stats_label.setText(stats.summary(first))
+
+    def _on_hover(self, index: int) -> None:
+        if index < 0 or self.result is None:
+            self.hovered_chars.emit(-1, -1)
+            return
+        token = self.result.tokens[index]
+        self.hovered_chars.emit(token.start, token.end)
+
+    def show_details(self, index: int | None) -> None:
+        """Select token `index` and describe it with its occurrences (None clears)."""
+        self.view.select(index)
+        if index is None or self.result is None:
+            self.details.hide()
+            return
+        self.details.setText(self.details_text(index))
+        self.details.show()
+
+    def details_text(self, index: int) -> str:
+        if self.result is None:
+            raise IndexError("this pane has no tokens")
+        token = self.result.tokens[index]
+        where = np.flatnonzero(self.result.ids == token.id)
+        shown = ", ".join(f"#{i}" for i in where[:MAX_OCCURRENCES_SHOWN])
+        more = "…" if len(where) > MAX_OCCURRENCES_SHOWN else ""
+        info = self.view.tooltip_for(index).replace("\n", " · ")
+        return f"{info}\noccurs {len(where)}× in this text: {shown}{more}"

@@ -1,0 +1,318 @@
+"""The token view: a custom-painted, virtualized rendering of one pane's tokens.
+
+Only the lines inside the viewport are painted; lines are broken in time-sliced chunks by
+`TokenLayout` (a QTimer keeps calling `advance` with a few milliseconds of budget), so a 1 MB text
+with 300k tokens neither freezes the window nor builds a widget or an HTML span per token.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
+
+from tokviz.core.tokens import Token, TokenKind
+from tokviz.gui.cell_metrics import HEX_GAP, PAD_X, PILL_PAD_X, CellMeasurer, Fonts
+from tokviz.gui.cells import Cell, tooltip_text
+from tokviz.gui.theme import TokenColors, token_colors
+from tokviz.gui.token_layout import TokenLayout, covering
+from tokviz.gui.workers import PaneResult
+
+MARGIN = 6.0
+LINE_GAP = 3.0
+LAYOUT_SLICE_S = 0.006  # GUI-thread budget per layout slice
+TEXT_COLOR = QColor("#1f2937")
+HEX_COLOR = QColor("#8b1a1a")
+ID_COLOR = QColor("#4b5563")
+SELECT_PEN = QPen(QColor("#111827"), 2.0)
+HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
+
+
+class TokenView(QAbstractScrollArea):
+    """Paints a `PaneResult`; reports hover, click and scroll in token / character terms."""
+
+    hovered = Signal(int)  # token index, -1 when leaving tokens
+    clicked = Signal(int)
+    scrolled = Signal(int)  # character offset of the first visible token
+    laid_out = Signal()  # every line placed
+
+    def __init__(self, parent: QWidget | None = None, *, fonts: Fonts | None = None) -> None:
+        super().__init__(parent)
+        self.fonts = fonts or Fonts.default(QFont(self.font()))
+        self.measurer = CellMeasurer(self.fonts)
+        self.colors: TokenColors = token_colors()
+        self.color_by_id = False
+        self.result: PaneResult | None = None
+        self.token_layout: TokenLayout | None = None
+        self.highlighted: range = range(0)
+        self.selected: int | None = None
+        self._hover: int | None = None
+        self._syncing = False
+        self._line_h = 0.0
+        self._timer = QTimer(self, interval=0)
+        self._timer.timeout.connect(self._layout_slice)
+        self.viewport().setMouseTracking(True)
+        self.viewport().setAutoFillBackground(True)
+        self.verticalScrollBar().valueChanged.connect(self._on_scroll)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    # -- model ---------------------------------------------------------------------------------
+    def set_result(self, result: PaneResult | None) -> None:
+        top_char = self.top_char()
+        self.result = result
+        self.selected = None if result is None or self.selected is None else self.selected
+        if self.selected is not None and result is not None and self.selected >= len(result.tokens):
+            self.selected = None
+        self.highlighted = range(0)
+        self._hover = None
+        self._relayout(keep_char=top_char)
+
+    @property
+    def tokens(self) -> list[Token]:
+        return self.result.tokens if self.result else []
+
+    def cell(self, index: int) -> Cell:
+        """The drawable content of token `index` (label, hex bytes, kind)."""
+        if self.result is None:
+            raise IndexError("no tokens")
+        return self.result.cells[index]
+
+    def tooltip_for(self, index: int) -> str:
+        return tooltip_text(self.tokens[index], index)
+
+    @property
+    def layout_done(self) -> bool:
+        return self.token_layout is not None and self.token_layout.done
+
+    # -- layout ----------------------------------------------------------------------------
+    def _wrap_width(self) -> float:
+        return max(self.viewport().width() - 2 * MARGIN, 40.0)
+
+    def _relayout(self, *, keep_char: int | None = None) -> None:
+        fm_main, fm_small = self.measurer.main, self.measurer.small
+        sub = self.result is not None and self.result.options.mode == "both"
+        self._line_h = fm_main.height() + (fm_small.height() if sub else 0.0) + 4 + LINE_GAP
+        self._keep_char = keep_char
+        if self.result is None or not self.result.tokens:
+            self.token_layout = None
+            self._timer.stop()
+            self._update_scrollbar()
+            self.viewport().update()
+            self.laid_out.emit()
+            return
+        self.token_layout = TokenLayout(self.result.widths, self.result.newlines, wrap_width=self._wrap_width())
+        self._layout_slice()  # the first screenful right away
+        if not self.token_layout.done:
+            self._timer.start()
+
+    def _layout_slice(self) -> None:
+        layout = self.token_layout
+        if layout is None:
+            self._timer.stop()
+            return
+        layout.advance(LAYOUT_SLICE_S)
+        self._update_scrollbar()
+        if self._keep_char is not None and self._restore_scroll():
+            self._keep_char = None
+        self.viewport().update()
+        if layout.done:
+            self._timer.stop()
+            self.laid_out.emit()
+
+    def _restore_scroll(self) -> bool:
+        """Scroll back to the character that was on top before a relayout, once it is placed."""
+        index = self.token_for_char(self._keep_char or 0)
+        if index is None or self.token_layout is None or index >= self.token_layout._next:
+            return bool(self.token_layout and self.token_layout.done)
+        self._set_scroll(self.token_layout.line_of(index))
+        return True
+
+    def _update_scrollbar(self) -> None:
+        lines = self.token_layout.line_count if self.token_layout else 0
+        total = int(lines * self._line_h + 2 * MARGIN)
+        bar = self.verticalScrollBar()
+        bar.setPageStep(self.viewport().height())
+        bar.setSingleStep(max(int(self._line_h), 1))
+        bar.setRange(0, max(total - self.viewport().height(), 0))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt naming)
+        super().resizeEvent(event)
+        if self.token_layout is not None and abs(self.token_layout.wrap_width - self._wrap_width()) > 0.5:
+            self._relayout(keep_char=self.top_char())
+        else:
+            self._update_scrollbar()
+
+    # -- geometry --------------------------------------------------------------------------
+    def visible_lines(self) -> range:
+        if self.token_layout is None or self._line_h <= 0:
+            return range(0)
+        top = self.verticalScrollBar().value()
+        first = max(int((top - MARGIN) // self._line_h), 0)
+        last = int((top + self.viewport().height()) // self._line_h) + 1
+        return range(first, min(last, self.token_layout.line_count))
+
+    def cell_rect(self, index: int) -> QRectF | None:
+        """Where token `index` is drawn, in viewport coordinates (None until laid out)."""
+        layout = self.token_layout
+        if layout is None or index >= layout._next:
+            return None
+        line = layout.line_of(index)
+        x = MARGIN + layout.x_of(index, line)
+        y = MARGIN + line * self._line_h - self.verticalScrollBar().value()
+        return QRectF(x, y, float(self.result.widths[index]), self._line_h - LINE_GAP)  # type: ignore[union-attr]
+
+    def token_at(self, pos: QPointF) -> int | None:
+        if self.token_layout is None:
+            return None
+        y = pos.y() + self.verticalScrollBar().value() - MARGIN
+        line = int(y // self._line_h)
+        if y < 0 or y - line * self._line_h > self._line_h - LINE_GAP:
+            return None
+        return self.token_layout.token_at(line, pos.x() - MARGIN)
+
+    def token_for_char(self, char: int) -> int | None:
+        if self.result is None or not len(self.result.ends):
+            return None
+        i = int(np.searchsorted(self.result.ends, char, side="right"))
+        return min(i, len(self.result.ends) - 1)
+
+    def top_char(self) -> int | None:
+        lines = self.visible_lines()
+        if self.token_layout is None or not lines:
+            return None
+        rng = self.token_layout.line_range(lines.start)
+        return int(self.result.starts[rng.start]) if rng else None  # type: ignore[union-attr]
+
+    # -- linked highlighting and scrolling ------------------------------------------------
+    def highlight_chars(self, start: int, end: int) -> range:
+        """Highlight the tokens whose spans overlap characters `[start, end)`; return them."""
+        if self.result is None or start < 0:
+            self.highlighted = range(0)
+        else:
+            self.highlighted = covering(self.result.starts, self.result.ends, start, end)
+        self.viewport().update()
+        return self.highlighted
+
+    def clear_highlight(self) -> None:
+        self.highlighted = range(0)
+        self.viewport().update()
+
+    def select(self, index: int | None) -> None:
+        self.selected = index
+        self.viewport().update()
+
+    def scroll_to_char(self, char: int) -> None:
+        """Scroll so the token holding `char` is on the top line (without echoing `scrolled`)."""
+        index = self.token_for_char(char)
+        if index is None or self.token_layout is None or index >= self.token_layout._next:
+            return
+        self._syncing = True
+        try:
+            self._set_scroll(self.token_layout.line_of(index))
+        finally:
+            self._syncing = False
+
+    def ensure_visible(self, index: int) -> None:
+        rect = self.cell_rect(index)
+        if rect is not None and (rect.top() < 0 or rect.bottom() > self.viewport().height()):
+            self._set_scroll(max(self.token_layout.line_of(index) - 2, 0))  # type: ignore[union-attr]
+
+    def _set_scroll(self, line: int) -> None:
+        self.verticalScrollBar().setValue(int(line * self._line_h))
+
+    def _on_scroll(self, _value: int) -> None:
+        self.viewport().update()
+        char = self.top_char()
+        if not self._syncing and char is not None:
+            self.scrolled.emit(char)
+
+    # -- mouse -----------------------------------------------------------------------------
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        index = self.token_at(event.position())
+        if index != self._hover:
+            self._hover = index
+            self.hovered.emit(-1 if index is None else index)
+        if index is not None:
+            QToolTip.showText(event.globalPosition().toPoint(), self.tooltip_for(index), self.viewport())
+        else:
+            QToolTip.hideText()
+
+    def leaveEvent(self, event) -> None:  # noqa: N802
+        if self._hover is not None:
+            self._hover = None
+            self.hovered.emit(-1)
+        super().leaveEvent(event)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        index = self.token_at(event.position())
+        if index is not None and event.button() == Qt.MouseButton.LeftButton:
+            self.clicked.emit(index)
+
+    # -- painting --------------------------------------------------------------------------
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        painter = QPainter(self.viewport())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.fillRect(self.viewport().rect(), QColor("#ffffff"))
+        if self.result is None or self.token_layout is None:
+            painter.end()
+            return
+        marked = self.highlighted
+        for line in self.visible_lines():
+            for index in self.token_layout.line_range(line):
+                rect = self.cell_rect(index)
+                if rect is not None:
+                    self._paint_cell(painter, index, rect, index in marked)
+        painter.end()
+
+    def _paint_cell(self, painter: QPainter, index: int, rect: QRectF, marked: bool) -> None:
+        result = self.result
+        cell = result.cells[index]  # type: ignore[union-attr]
+        color = self.colors.for_token(index, int(result.ids[index]), cell.kind, by_id=self.color_by_id)  # type: ignore[union-attr]
+        top = QRectF(rect.x(), rect.y(), rect.width(), self.measurer.main.height() + 4)
+        if cell.pill:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(color)
+            painter.drawRoundedRect(top.adjusted(0, 1, 0, -1), top.height() / 2 - 1, top.height() / 2 - 1)
+        elif cell.hex:
+            painter.setPen(QPen(color.darker(150), 1.2, Qt.PenStyle.DashLine))
+            painter.setBrush(color.lighter(135))
+            painter.drawRoundedRect(top.adjusted(0.6, 0.6, -0.6, -0.6), 2, 2)
+        else:
+            painter.fillRect(top, color)
+        self._paint_text(painter, cell, top)
+        if cell.sub:
+            painter.setFont(self.fonts.small)
+            painter.setPen(ID_COLOR)
+            sub = QRectF(rect.x(), top.bottom(), rect.width(), self.measurer.small.height())
+            painter.drawText(sub, Qt.AlignmentFlag.AlignCenter, cell.sub)
+        if marked:
+            painter.setPen(HIGHLIGHT_PEN)
+            painter.setBrush(QColor(255, 214, 10, 90))
+            painter.drawRect(rect.adjusted(1, 1, -1, -1))
+        if index == self.selected:
+            painter.setPen(SELECT_PEN)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(rect.adjusted(1, 1, -1, -1))
+
+    def _paint_text(self, painter: QPainter, cell: Cell, top: QRectF) -> None:
+        pad = PILL_PAD_X if cell.pill else PAD_X
+        painter.setFont(self.fonts.main)
+        painter.setPen(TEXT_COLOR)
+        x = top.x() + pad
+        label_w = self.measurer.label_width(cell)
+        if not cell.hex:  # centre the label when the id row makes the cell wider
+            x = top.x() + (top.width() - label_w) / 2
+        painter.drawText(QRectF(x, top.y(), label_w + 1, top.height()), Qt.AlignmentFlag.AlignVCenter, cell.label)
+        if cell.hex:
+            painter.setFont(self.fonts.small)
+            painter.setPen(HEX_COLOR)
+            hx = x + label_w + HEX_GAP
+            painter.drawText(
+                QRectF(hx, top.y(), top.right() - hx, top.height()), Qt.AlignmentFlag.AlignVCenter, cell.hex
+            )
+
+    def is_fragment_styled(self, index: int) -> bool:
+        """True when token `index` is drawn as a fragment: dashed box and hex bytes."""
+        cell = self.cell(index)
+        return bool(cell.hex) and cell.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK)
