@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         add_train_parser(sub)
+    from tokviz.analysis_cli import add_stats_parser
+
+    add_stats_parser(sub)
 
     ext = sub.add_parser("extend", help="learn merges that make given words single tokens of a BPE vocabulary")
     ext.add_argument("base", help="the base vocabulary: catalog name or .tiktoken file")
@@ -92,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from tokviz.training.cli import run_train
 
             return run_train(args)
+        if args.command == "stats":
+            from tokviz.analysis_cli import run_stats
+
+            return run_stats(args)
         if args.command == "extend":
             return cmd_extend(args)
         if args.command == "gui":

@@ -1,0 +1,248 @@
+"""Token cost analysis on real tokenizers: counts, per-script sums, budgets, truncation, export."""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tokviz.core.analysis import (
+    AnalysisCancelled, StatsOptions, analyze_paths, analyze_text, attribute_tokens, context_budget,
+    file_rows, format_inflation, grapheme_floor, indent_variants, json_variants, script_rows, stats_rows,
+    to_csv, to_json, truncate_to_tokens,
+)
+from tokviz.core.resources import sample_text, samples
+from tokviz.core.scripts import SCRIPTS
+
+BACKENDS = ["cl100k_base", "qwen", "mistral-7b-v0.1"]
+SAMPLE_FILES = [s.file for s in samples()]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_counts_equal_the_backends_own(vocab, name):
+    tok = vocab(name)
+    for file in SAMPLE_FILES:
+        text = sample_text(file)
+        [r] = analyze_text(text, [tok]).results
+        assert r.tokens == len(tok.encode(text)), file
+        assert r.text.chars == len(text) and r.text.bytes == len(text.encode())
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_per_script_tokens_add_up_to_the_total(vocab, name):
+    tok = vocab(name)
+    for file in SAMPLE_FILES:
+        r = analyze_text(sample_text(file), [tok]).results[0]
+        assert sum(r.script_tokens.values()) == pytest.approx(r.tokens, rel=1e-9, abs=1e-9), file
+        assert set(r.script_tokens) == set(SCRIPTS) and min(r.script_tokens.values()) >= -1e-9
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=60))
+def test_per_script_sum_invariant_on_arbitrary_text(vocab, text):
+    for name in ("cl100k_base", "mistral-7b-v0.1"):  # byte-level BPE and SentencePiece (dummy prefix)
+        tokens = vocab(name).encode(text)
+        assert attribute_tokens(text, tokens).sum() == pytest.approx(len(tokens), abs=1e-9)
+
+
+def test_script_attribution_follows_the_covered_bytes(vocab):
+    tok = vocab("cl100k_base")
+    r = analyze_text("hello 안녕", [tok]).results[0]
+    assert r.script_tokens["latin"] == pytest.approx(1.0)  # `hello` is one token
+    assert r.script_tokens["emoji"] == 0 and r.script_tokens["hangul"] > 1
+
+
+def test_korean_costs_more_per_character_than_english(vocab):
+    """The seed's point, measured on the shipped samples."""
+    for name in ("cl100k_base", "o200k_base", "qwen"):
+        tok = vocab(name)
+        english = analyze_text(sample_text("english.txt"), [tok]).results[0]
+        korean = analyze_text(sample_text("korean.txt"), [tok]).results[0]
+        assert korean.tokens_per_char > 2 * english.tokens_per_char, name
+        assert korean.script_tokens_per_char()["hangul"] > 2 * english.script_tokens_per_char()["latin"]
+    cl100k = analyze_text(sample_text("korean.txt"), [vocab("cl100k_base")]).results[0]
+    assert cl100k.tokens_per_char > 0.8  # close to a token per character
+    assert cl100k.estimate_error_pct < -60  # the 4-characters rule under-counts Korean badly
+    english = analyze_text(sample_text("english.txt"), [vocab("cl100k_base")]).results[0]
+    assert abs(english.estimate_error_pct) < 25  # and is about right for English
+
+
+def test_indented_json_costs_more_than_minified(vocab):
+    toks = [vocab(n) for n in BACKENDS]
+    indented = analyze_text(sample_text("json_indented.json"), toks)
+    minified = analyze_text(sample_text("json_minified.json"), toks)
+    for a, b in zip(indented.results, minified.results):
+        assert a.tokens > 1.3 * b.tokens, a.name
+    rows = {r.variant: r for r in format_inflation(sample_text("json_indented.json"), toks)}
+    for name in BACKENDS:
+        assert rows["indent 4"].tokens[name] > rows["minified"].tokens[name]
+        assert rows["as given"].tokens[name] == len(vocab(name).encode(sample_text("json_indented.json")))
+
+
+def test_json_and_indent_variants():
+    v = json_variants('{"k": ["한", 1]}')
+    assert v["minified"] == '{"k":["한",1]}' and v["minified, \\u escapes"] == '{"k":["\\ud55c",1]}'
+    assert v["tabs"] == '{\n\t"k": [\n\t\t"한",\n\t\t1\n\t]\n}'
+    code = "def f():\n    if x:\n        y = (1,\n             2)\n"
+    got = indent_variants(code)
+    assert got["tabs"] == "def f():\n\tif x:\n\t\ty = (1,\n\t\t\t 2)\n"
+    assert got["2 spaces"] == "def f():\n  if x:\n    y = (1,\n       2)\n"
+    assert got["4 spaces"] == code
+    with pytest.raises(ValueError):
+        json_variants("not json")
+
+
+def test_baseline_ratio_cost_and_estimate(vocab):
+    toks = [vocab("cl100k_base"), vocab("o200k_base")]
+    text = sample_text("korean.txt")
+    options = StatsOptions(chars_per_token=3, prices={"o200k_base": 2.5}, baseline="o200k_base")
+    a = analyze_text(text, toks, options=options)
+    cl, o2 = a.by_name("cl100k_base"), a.by_name("o200k_base")
+    assert a.baseline == "o200k_base" and o2.ratio_to_baseline == 1.0
+    assert cl.ratio_to_baseline == pytest.approx(cl.tokens / o2.tokens) and cl.ratio_to_baseline > 1.3
+    assert o2.cost == pytest.approx(o2.tokens * 2.5 / 1e6) and cl.cost is None
+    assert cl.estimate == pytest.approx(len(text) / 3)
+    assert cl.estimate_error_pct == pytest.approx(100 * (len(text) / 3 - cl.tokens) / cl.tokens)
+    with pytest.raises(ValueError, match="baseline"):
+        analyze_text(text, toks, options=StatsOptions(baseline="qwen"))
+
+
+def test_options_are_validated():
+    for bad in ({"chars_per_token": 0}, {"limit": -1}, {"prices": {"x": -1.0}}, {"prices": {"x": float("nan")}}):
+        with pytest.raises(ValueError):
+            StatsOptions(**bad)
+
+
+def test_empty_text(vocab):
+    r = analyze_text("", [vocab("cl100k_base")], options=StatsOptions(limit=5)).results[0]
+    assert r.tokens == 0 and r.tokens_per_char is None and r.estimate_error_pct is None
+    assert r.budget.fits and r.budget.fraction == 1.0
+
+
+def test_context_budget_marks_where_the_limit_falls(vocab):
+    tok = vocab("cl100k_base")
+    text = sample_text("english.txt")
+    tokens = tok.encode(text)
+    whole = context_budget(text, tokens, len(tokens))
+    assert whole.fits and whole.fit_chars == len(text) and whole.fraction == 1.0
+    half = context_budget(text, tokens, 100)
+    assert not half.fits and half.fit_chars == tokens[100].start
+    assert half.fraction == pytest.approx(tokens[100].start / len(text))
+    assert context_budget(text, tokens, 0).fit_chars == 0
+    # a character cut across the limit does not fit
+    emoji = "a🤷"
+    cut = tok.encode(emoji)
+    assert len(cut) > 2 and cut[1].start == cut[2].start == 1
+    assert context_budget(emoji, cut, 2).fit_chars == 1
+
+
+def test_folder_budget_is_per_file(vocab, tmp_path):
+    (tmp_path / "a.txt").write_text("hello " * 50)
+    (tmp_path / "b.txt").write_text("hi")
+    a = analyze_paths([tmp_path], [vocab("cl100k_base")], options=StatsOptions(limit=10))
+    b = a.results[0].budget
+    assert b.files == 2 and b.files_fitting == 1 and not b.fits
+    assert b.fit_chars == 2 + len("hello " * 10) - 1  # the space before the 11th token is its start
+
+
+def test_truncate_known_answer_and_no_op(vocab):
+    tok = vocab("cl100k_base")
+    assert truncate_to_tokens(tok, "hello world, hello", 2) == "hello world"
+    text = sample_text("korean.txt")
+    assert truncate_to_tokens(tok, text, len(tok.encode(text))) == text
+    assert truncate_to_tokens(tok, text, 0) == ""
+    with pytest.raises(ValueError):
+        truncate_to_tokens(tok, text, -1)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen", "mistral-7b-v0.1"])
+def test_truncate_samples_fit_and_keep_clusters(vocab, name):
+    tok = vocab(name)
+    for file in ("korean.txt", "emoji_chat.txt", "japanese.txt", "logs.log"):
+        text = sample_text(file)
+        for n in (1, 7, 50, 123):
+            cut = truncate_to_tokens(tok, text, n)
+            assert text.startswith(cut) and len(tok.encode(cut)) <= n
+            assert grapheme_floor(text, len(cut)) == len(cut)
+            assert len(cut) > 0 or n < 3
+
+
+def _clusters(text: str) -> list[str]:
+    return regex.findall(r"\X", text)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(st.characters(blacklist_categories=["Cs"]), max_size=80)
+       | st.lists(st.sampled_from(["한", "국", " ", "👨\u200d👩\u200d👧", "🇰🇷", "e\u0301", "\r\n", "ab", "{", "\t",
+                                   "1\ufe0f\u20e3", "根", "い", "😀"]), max_size=40).map("".join),
+       n=st.integers(0, 40), name=st.sampled_from(["cl100k_base", "qwen"]))
+def test_truncation_fits_and_never_cuts_a_character(vocab, text, n, name):
+    tok = vocab(name)
+    cut = truncate_to_tokens(tok, text, n)
+    assert text.startswith(cut)
+    assert len(tok.encode(cut)) <= n
+    clusters = _clusters(cut)
+    assert clusters == _clusters(text)[: len(clusters)]  # whole grapheme clusters only
+    if len(tok.encode(text)) <= n:
+        assert cut == text
+
+
+def test_grapheme_floor():
+    text = "ab👍🏽\r\nc"
+    assert [grapheme_floor(text, i) for i in range(len(text) + 2)] == [0, 1, 2, 2, 4, 4, 6, 7, 7]
+
+
+def test_folder_skips_binary_and_latin1_and_reports_progress(vocab, tmp_path):
+    (tmp_path / "ko.txt").write_text(sample_text("korean.txt"), encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "en.md").write_text("hello world\n", encoding="utf-8")
+    (tmp_path / "image.bin").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (tmp_path / "latin1.txt").write_bytes("café crème".encode("latin-1"))
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: x")
+    calls = []
+    tok = vocab("qwen")
+    a = analyze_paths([tmp_path], [tok], progress=lambda d, t: calls.append((d, t)))
+    assert sorted(s.path.rsplit("/", 1)[1] for s in a.skipped) == ["image.bin", "latin1.txt"]
+    reasons = {s.path.rsplit("/", 1)[1]: s.reason for s in a.skipped}
+    assert reasons["image.bin"].startswith("binary") and "0xe9 at offset 3" in reasons["latin1.txt"]
+    assert [f.path.rsplit("/", 1)[1] for f in a.files] == ["ko.txt", "en.md"]
+    expected = len(tok.encode(sample_text("korean.txt"))) + len(tok.encode("hello world\n"))
+    assert a.results[0].tokens == expected and a.text.files == 2
+    assert calls[-1] == (4, 4) and [d for d, _ in calls] == sorted(d for d, _ in calls)
+    with pytest.raises(FileNotFoundError):
+        analyze_paths([tmp_path / "missing"], [tok])
+
+
+def test_cancel_raises(vocab, tmp_path):
+    for i in range(3):
+        (tmp_path / f"{i}.txt").write_text("text")
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(AnalysisCancelled):
+        analyze_paths([tmp_path], [vocab("qwen")], cancel=cancel)
+
+
+def test_exports_parse_back(vocab, tmp_path):
+    toks = [vocab("cl100k_base"), vocab("qwen")]
+    a = analyze_text(sample_text("mixed.txt"), toks, options=StatsOptions(limit=50, prices={"qwen": 0.4}))
+    to_csv(stats_rows(a), tmp_path / "stats.csv")
+    with open(tmp_path / "stats.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["tokenizer"] for r in rows] == ["cl100k_base", "qwen"]
+    assert [int(r["tokens"]) for r in rows] == [r.tokens for r in a.results]
+    assert float(rows[1]["cost_usd"]) == pytest.approx(a.results[1].cost) and rows[0]["cost_usd"] == ""
+    assert sum(float(rows[0][f"tokens_{s}"]) for s in SCRIPTS) == pytest.approx(a.results[0].tokens)
+    to_json(a.to_dict(), tmp_path / "stats.json")
+    data = json.loads((tmp_path / "stats.json").read_text("utf-8"))
+    assert data["format"] == "tokviz-stats" and data["version"] == 1
+    assert data == json.loads(json.dumps(a.to_dict()))
+    assert data["tokenizers"][0]["fit_chars"] == a.results[0].budget.fit_chars
+    assert {r["script"] for r in script_rows(a)} >= {"hangul", "han", "latin", "emoji"}
+    assert file_rows(a)[0]["tokens_qwen"] == a.results[1].tokens
+    assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
