@@ -1,0 +1,276 @@
+"""Hugging Face `tokenizer.json` files (DeepSeek-V3's byte-level BPE, WordPiece, Unigram) through
+the `tokenizers` library.
+
+Ids are exactly the library's: every plain segment goes through `Tokenizer.encode(...,
+add_special_tokens=False)` with truncation and padding switched off, and with
+`encode_special_tokens = True`, so special-token text in a plain segment is cut as ordinary text
+(the base class's policy decides which special tokens are parsed). Added tokens that are *not*
+marked special (DeepSeek's `<｜User｜>`, `<think>`) are still matched by the library itself, as it
+always does; tokviz shows them as SPECIAL, and they are not in `special_tokens`.
+
+`Token.bytes` are what the model means by the piece:
+
+* byte-level vocabularies (a `ByteLevel` pre-tokenizer or decoder): the piece mapped back through
+  GPT-2's byte alphabet; pieces that are part of a character are FRAGMENTs;
+* others: `<0xNN>` byte-fallback pieces are the byte NN (BYTE_FALLBACK), the continuing-subword
+  prefix (`##`) is dropped, the Metaspace mark `▁` is a space, otherwise the piece's UTF-8. A
+  lower-casing model's `hello` for `Hello` says what the model saw; the span says where it was;
+* added tokens: their content; the unknown token: the original text it replaced (UNKNOWN).
+
+Spans: when the tokens' bytes concatenate to the segment's UTF-8 (byte-level BPE always, after an
+optional prefix space), byte spans are running offsets and a character cut across tokens is
+covered by each of them with its own bytes. Otherwise spans come from the library's character
+offsets, made ordered and covering as in the SentencePiece backend: characters no token claims go
+to the following token, trailing ones to the last token; byte spans are the covered characters'
+bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import tokenizers
+
+from tokviz.core.backends.sentencepiece_backend import TokenInfo, build_tokens, fill_gaps
+from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
+from tokviz.core.tokenizer import Tokenizer, TokenizerError
+from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
+
+
+def _nodes(config: Any) -> Iterator[dict]:
+    """Every component dict in a pre-tokenizer / decoder / normalizer tree (Sequences included)."""
+    if isinstance(config, dict):
+        yield config
+        for value in config.values():
+            yield from _nodes(value)
+    elif isinstance(config, list):
+        for value in config:
+            yield from _nodes(value)
+
+
+def _utf8_offsets(text: str) -> np.ndarray:
+    """`result[c]` = byte offset of character `c` in `text.encode()`; `result[len(text)]` = total."""
+    code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    lengths = 1 + (code >= 0x80) + (code >= 0x800) + (code >= 0x10000)
+    out = np.zeros(len(text) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+class HFTokenizer(Tokenizer):
+    family = "huggingface"
+
+    def __init__(
+        self, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer", config: dict | None = None
+    ) -> None:
+        self.tk = tokenizer
+        self.name = name
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        tokenizer.encode_special_tokens = True  # plain segments never parse special tokens
+        if config is None:
+            config = json.loads(tokenizer.to_str())
+        model = config.get("model") or {}
+        self.model_type: str = model.get("type", "")
+        self.byte_level = any(
+            n.get("type") == "ByteLevel" for n in _nodes([config.get("pre_tokenizer"), config.get("decoder")])
+        )
+        self.byte_fallback = bool(model.get("byte_fallback"))
+        prefix = model.get("continuing_subword_prefix")
+        if prefix is None and self.model_type == "WordPiece":
+            prefix = "##"
+        self.subword_prefix: str = prefix or ""
+        self.space_mark = self._find_space_mark(config)
+        self._added = {int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []}
+        unk = model.get("unk_token")
+        unk_id = tokenizer.token_to_id(unk) if isinstance(unk, str) else model.get("unk_id")
+        self._unk_id: int | None = unk_id if isinstance(unk_id, int) else None
+        self.special_tokens = {
+            content: i for i, (content, special) in self._added.items() if special and i != self._unk_id
+        }
+        self._size = tokenizer.get_vocab_size(with_added_tokens=True)
+        self._info = TokenInfo()
+
+    @staticmethod
+    def _find_space_mark(config: dict) -> str | None:
+        """The character the model writes for a space (`▁` for Metaspace / SentencePiece-converted
+        vocabularies), or None."""
+        for node in _nodes([config.get("pre_tokenizer"), config.get("decoder"), config.get("normalizer")]):
+            if node.get("type") == "Metaspace":
+                return node.get("replacement", "\u2581")
+            if node.get("type") == "Replace" and node.get("content") == " ":
+                pattern = node.get("pattern") or {}
+                if pattern.get("String") == "\u2581":  # decoder Replace("▁", " ")
+                    return "\u2581"
+        return None
+
+    # -- loading ----------------------------------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike, *, name: str | None = None) -> "HFTokenizer":
+        """Load a `tokenizer.json`; a missing file, invalid JSON or JSON that is not a tokenizer is
+        a TokenizerError naming the file."""
+        path = Path(path)
+        try:
+            text = path.read_text("utf-8")
+        except OSError as e:
+            raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
+        except UnicodeDecodeError as e:
+            raise TokenizerError(f"{path}: not a tokenizer.json (not UTF-8 text)") from e
+        return cls.from_str(text, name=name or path.stem, source=str(path))
+
+    @classmethod
+    def from_str(cls, text: str, *, name: str = "tokenizer", source: str | None = None) -> "HFTokenizer":
+        where = source or f"tokenizer {name!r}"
+        if not text.strip():
+            raise TokenizerError(f"{where} is empty: not a tokenizer.json; download it again")
+        try:
+            config = json.loads(text)
+        except ValueError as e:
+            raise TokenizerError(
+                f"{where}: invalid JSON at line {getattr(e, 'lineno', '?')} ({getattr(e, 'msg', e)}); "
+                f"the file is truncated or corrupt: download it again"
+            ) from e
+        if not isinstance(config, dict) or not isinstance(config.get("model"), dict):
+            raise TokenizerError(
+                f"{where}: JSON but not a Hugging Face tokenizer.json (no \"model\" section); "
+                f"choose the tokenizer.json file"
+            )
+        try:
+            tokenizer = tokenizers.Tokenizer.from_str(text)
+        except Exception as e:  # the library raises a bare Exception for a bad tokenizer.json
+            message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise TokenizerError(f"{where}: the tokenizers library cannot read it ({message})") from e
+        return cls(tokenizer, name=name, config=config)
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer") -> "HFTokenizer":
+        return cls(tokenizer, name=name)
+
+    # -- vocabulary -------------------------------------------------------------------------------
+
+    @property
+    def vocab_size(self) -> int:
+        return self._size
+
+    def piece(self, token_id: int) -> str:
+        piece = self.tk.id_to_token(token_id) if token_id >= 0 else None
+        if piece is None:
+            raise KeyError(f"id {token_id} is not in {self.name}'s vocabulary")
+        return piece
+
+    def token_bytes(self, token_id: int) -> bytes:
+        piece = self.piece(token_id)
+        if token_id in self._added:
+            return self._added[token_id][0].encode("utf-8")
+        if self.byte_fallback and _is_byte_piece(piece):
+            return bytes([int(piece[3:5], 16)])
+        if self.byte_level:
+            inverse = BYTE_LEVEL_INVERSE
+            if all(c in inverse for c in piece):
+                return bytes(inverse[c] for c in piece)
+            return piece.encode("utf-8")
+        if self.subword_prefix and piece.startswith(self.subword_prefix) and piece != self.subword_prefix:
+            piece = piece[len(self.subword_prefix) :]
+        if self.space_mark:
+            piece = piece.replace(self.space_mark, " ")
+        return piece.encode("utf-8")
+
+    def kind(self, token_id: int) -> TokenKind:
+        piece = self.piece(token_id)
+        if token_id == self._unk_id:
+            return TokenKind.UNKNOWN
+        if token_id in self._added:
+            return TokenKind.SPECIAL
+        if self.byte_fallback and _is_byte_piece(piece):
+            return TokenKind.BYTE_FALLBACK
+        return kind_for_bytes(self.token_bytes(token_id))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tk.decode(list(ids), skip_special_tokens=False)
+
+    def _info_for(self, ids: Sequence[int]) -> TokenInfo:
+        info = self._info
+        for token_id in set(ids).difference(info.data):
+            info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
+        return info
+
+    # -- encoding ---------------------------------------------------------------------------------
+
+    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+        if start >= end:
+            return []
+        segment = text[start:end]
+        encoding = self.tk.encode(segment, add_special_tokens=False)
+        ids: list[int] = encoding.ids
+        if not ids:
+            return []
+        info = self._info_for(ids)
+        data_of = info.data.__getitem__
+        omap = OffsetMap(segment)
+        data = omap.data
+        lengths = np.fromiter(map(len, map(data_of, ids)), dtype=np.int64, count=len(ids))
+        joined = b"".join(map(data_of, ids)) if self._unk_id not in ids else None
+        if joined is not None and (joined == data or (joined[:1] == b" " and joined[1:] == data)):
+            prefix = len(joined) - len(data)
+            byte_ends = np.cumsum(lengths) - prefix
+            byte_starts = np.maximum(byte_ends - lengths, 0)
+            cstarts, cends = omap.char_spans(byte_starts, byte_ends)
+            char_starts, char_ends = np.asarray(cstarts, np.int64), np.asarray(cends, np.int64)
+            unknown = []
+        else:
+            flat = itertools.chain.from_iterable(encoding.offsets)
+            offsets = np.fromiter(flat, dtype=np.int64, count=2 * len(ids)).reshape(len(ids), 2)
+            char_starts = np.clip(offsets[:, 0], 0, len(segment))
+            char_ends = np.clip(offsets[:, 1], 0, len(segment))
+            to_byte = _utf8_offsets(segment)
+            own_starts, own_ends = to_byte[char_starts], to_byte[char_ends]  # before gaps are added
+            fill_gaps(char_starts, char_ends, len(segment))
+            byte_starts, byte_ends = to_byte[char_starts], to_byte[char_ends]
+            unknown = self._unknown_bytes(ids, data, own_starts, own_ends, byte_starts, byte_ends)
+        byte_base = len(text[:start].encode("utf-8")) if start else 0
+        bstarts = (byte_starts + byte_base).tolist()
+        bends = (byte_ends + byte_base).tolist()
+        datas = None
+        if unknown:  # the unknown token stands for the original text it replaced
+            datas = list(map(data_of, ids))
+            for k, replaced in unknown:
+                datas[k] = replaced
+        return build_tokens(
+            ids, bstarts, bends, (char_starts + start).tolist(), (char_ends + start).tolist(), info, datas
+        )
+
+    def _unknown_bytes(
+        self,
+        ids: list[int],
+        data: bytes,
+        own_starts: np.ndarray,
+        own_ends: np.ndarray,
+        byte_starts: np.ndarray,
+        byte_ends: np.ndarray,
+    ) -> list[tuple[int, bytes]]:
+        """`(index, original bytes)` of each unknown token: the text the library's own offsets give
+        it, or its covering span where those are empty."""
+        if self._unk_id is None:
+            return []
+        where = np.flatnonzero(np.asarray(ids, dtype=np.int64) == self._unk_id).tolist()
+        found = []
+        for k in where:
+            a, b = int(own_starts[k]), int(own_ends[k])
+            if b <= a:
+                a, b = int(byte_starts[k]), int(byte_ends[k])
+            found.append((k, data[a:b]))
+        return found
+
+
+def _is_byte_piece(piece: str) -> bool:
+    """`<0xNN>`, SentencePiece's byte-fallback spelling."""
+    return (
+        len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">")
+        and all(c in "0123456789abcdefABCDEF" for c in piece[3:5])
+    )
