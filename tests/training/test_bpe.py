@@ -1,0 +1,125 @@
+"""The merge loop against a slow reference, rustbpe, the known answer, and itself."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tests.training.reference import reference_merges
+from tests.training.texts import TRAINING
+from tokviz.training.bpe import BpeTrainer, train_bpe
+from tokviz.training.events import TrainingError
+from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN
+from tokviz.training.trainer import train_texts
+from tokviz.training.vocabfile import trained_tokenizer
+
+
+def keyed(chunks: dict[bytes, int]) -> dict[str, int]:
+    return {w.decode("latin-1"): f for w, f in chunks.items()}
+
+
+def test_known_answer():
+    result = train_texts(["aaabdaaabac"], vocab_size=259, pattern="none")
+    assert [m[:2] for m in result.merges] == [(97, 97), (97, 98), (256, 257)]
+    assert trained_tokenizer(result).encoding.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+
+
+def test_stops_early_when_no_pair_repeats():
+    result = train_texts(["abcd"], vocab_size=1000, pattern="none")
+    assert result.merges == []
+    assert result.vocab_size == 256
+    result = train_texts(["abab xy"], vocab_size=1000, pattern="none")
+    assert [m[:2] for m in result.merges] == [(97, 98)]
+    assert result.vocab_size == 257
+
+
+def test_min_frequency():
+    chunks = keyed({b"ab": 5, b"cd": 3, b"ef": 2})
+    assert [m[2] for m in train_bpe(chunks, 10, min_frequency=3).merges] == [5, 3]
+    with pytest.raises(TrainingError, match="at least 1"):
+        BpeTrainer(chunks, min_frequency=0)
+
+
+def test_overlapping_pairs_count_windows_but_replace_once():
+    stats = train_bpe(keyed({b"aaa": 1, b"aa": 1}), 5, min_frequency=1)
+    assert stats.merges[0] == (97, 97, 3)
+    assert stats.replaced[0] == 2
+    assert stats.corpus_tokens() == [5, 3, 2]  # "aaa" -> [aa, a] -> [aaa]; "aa" -> [aa]
+
+
+chunk_lists = st.dictionaries(
+    st.binary(min_size=1, max_size=12).map(lambda b: bytes(x % 6 + 97 for x in b)),
+    st.integers(1, 9),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(chunk_lists, st.integers(1, 40), st.integers(1, 3))
+def test_matches_reference_trainer(chunks, num_merges, min_frequency):
+    expected = reference_merges(chunks, num_merges, min_frequency=min_frequency)
+    assert train_bpe(keyed(chunks), num_merges, min_frequency=min_frequency).merges == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.binary(min_size=1, max_size=30), st.integers(1, 1000), min_size=1, max_size=40))
+def test_matches_reference_on_arbitrary_bytes(chunks):
+    assert train_bpe(keyed(chunks), 60).merges == reference_merges(chunks, 60)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.text(alphabet="ab c\n한글é😀", max_size=40), min_size=1, max_size=8))
+def test_text_corpus_matches_reference_and_round_trips(texts):
+    import regex
+    from collections import Counter
+
+    chunks = Counter(c.encode() for t in texts for c in regex.findall(CL100K_PATTERN, t))
+    chunks.pop(b"", None)
+    if not chunks:
+        return
+    result = train_texts(texts, vocab_size=256 + 30, pattern="cl100k")
+    assert result.merges == reference_merges(dict(chunks), 30)
+    tok = trained_tokenizer(result)
+    for text in texts:
+        assert tok.encoding.decode(tok.encoding.encode(text)) == text
+
+
+def test_identical_across_runs():
+    a = train_texts(TRAINING * 3, vocab_size=600)
+    b = train_texts(list(reversed(TRAINING * 3)), vocab_size=600)
+    assert a.merges == b.merges
+
+
+def _rustbpe_merges(texts: list[str], vocab_size: int, pattern: str) -> list[bytes]:
+    rustbpe = pytest.importorskip("rustbpe")
+    tok = rustbpe.Tokenizer()
+    tok.train_from_iterator(iter(texts), vocab_size, pattern=pattern)
+    ranks = sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])
+    assert [r for _, r in ranks] == list(range(len(ranks)))
+    return [bytes(b) for b, _ in ranks]
+
+
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
+def test_identical_merges_to_rustbpe(pattern):
+    import json, os
+
+    # real text: the json package's own sources, plus the multilingual training texts
+    folder = os.path.dirname(json.__file__)
+    texts = [open(os.path.join(folder, f), encoding="utf-8").read() for f in sorted(os.listdir(folder)) if f.endswith(".py")]
+    texts += TRAINING
+    result = train_texts(texts, vocab_size=1500, pattern=pattern)
+    ours = result.token_bytes()
+    theirs = _rustbpe_merges(texts, 1500, pattern)
+    # rustbpe also merges pairs seen once; up to where we stop (count < 2) both must agree exactly
+    assert len(result.merges) > 600
+    assert ours == theirs[: len(ours)]
+
+
+def test_identical_merges_to_rustbpe_known_answer():
+    assert _rustbpe_merges(["aaabdaaabac"], 259, r"[\s\S]+")[256:] == [b"aa", b"ab", b"aaab"]
+
+
+def test_too_many_merges_is_an_error():
+    with pytest.raises(TrainingError, match="at most"):
+        train_bpe(keyed({b"ab": 2}), 2_000_000)

@@ -1,0 +1,232 @@
+"""The byte-level BPE merge loop: learn merges from chunk counts, incrementally.
+
+Start from the 256 bytes; repeatedly merge the adjacent pair that occurs most often across the
+chunks (weighted by each chunk's count) into a new id, 256 + i for merge i. Ties are broken by the
+smallest `(left_id, right_id)`, rustbpe's rule, so the same counts always give the same merges.
+A pair's count is the number of adjacent positions holding it (`aaa` holds `(a, a)` twice), as in
+rustbpe, minbpe and tokenizers.
+
+Speed comes from doing little per merge, and doing that little in C:
+
+- a chunk is a `str` whose characters are token ids (`chr(id)`), so finding and replacing a pair
+  is `str.split` / `str.join`;
+- an index from each pair to the chunks holding it, so a merge only touches those chunks
+  (stale entries are skipped by a `pair in chunk` test);
+- pair counts change only next to a replaced occurrence; those changes are summed per pair
+  before touching the counts and the heap;
+- a lazy heap of integer keys packing (count, pair): counts of existing pairs only fall, so a
+  popped key whose count is stale is pushed back with the current count;
+- the initial byte-pair counts and index are built with numpy; the cyclic GC is paused.
+
+This module does not read files or split text (see `corpus`, `pretokenize`) and does not write
+anything (see `vocabfile`).
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import threading
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from tokviz.training.events import ProgressCallback, Reporter, TrainingError
+
+Merge = tuple[int, int, int]  # (left_id, right_id, count when merged)
+_SHIFT = 42  # heap key = -count << 42 | left << 21 | right
+_LOW = (1 << _SHIFT) - 1
+_ID_BITS = 21
+_ID_MASK = (1 << _ID_BITS) - 1
+MAX_ID = 0x10FFFF  # a token id must be a code point, since chunks are strings of them
+
+
+def _pack(count: int, left: int, right: int) -> int:
+    return (-count << _SHIFT) | (left << _ID_BITS) | right
+
+
+@dataclass
+class MergeStats:
+    merges: list[Merge]
+    replaced: list[int]  # corpus tokens removed by each merge (< count for overlapping `aaa`)
+    initial_tokens: int
+
+    def corpus_tokens(self) -> list[int]:
+        """Corpus token count before any merge and after each merge."""
+        out, n = [self.initial_tokens], self.initial_tokens
+        for r in self.replaced:
+            n -= r
+            out.append(n)
+        return out
+
+
+class BpeTrainer:
+    """Incremental BPE over chunk counts.
+
+    `chunks` maps each chunk, one character per byte (`pretokenize.chunk_key`), to its count.
+
+    >>> BpeTrainer({"aaabdaaabac": 1}).train(3).merges
+    [(97, 97, 4), (97, 98, 2), (256, 257, 2)]
+    """
+
+    def __init__(self, chunks: Mapping[str, int], *, min_frequency: int = 2) -> None:
+        if min_frequency < 1:
+            raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
+        self.min_frequency = min_frequency
+        self.initial_tokens = sum(len(w) * f for w, f in chunks.items())
+        # single-byte chunks hold no pair and never change
+        items = [(w, f) for w, f in chunks.items() if len(w) > 1 and f > 0]
+        self.words: list[str] = [w for w, _ in items]
+        self.freqs: list[int] = [f for _, f in items]
+        self.counts: dict[str, int] = {}
+        self.index: dict[str, object] = {}  # pair -> numpy array or list of word positions
+        self._count_initial_pairs()
+
+    def _count_initial_pairs(self) -> None:
+        words, freqs = self.words, self.freqs
+        if not words:
+            return
+        data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        ends = np.cumsum(lengths)
+        inside = np.ones(len(data) - 1, dtype=bool)  # window i..i+1 lies in one word
+        inside[ends[:-1] - 1] = False
+        keys = (data[:-1].astype(np.int64) << 8 | data[1:])[inside]
+        owner = np.repeat(np.arange(len(words), dtype=np.int64), lengths)[:-1][inside]
+        weight = np.repeat(np.asarray(freqs, dtype=np.float64), lengths)[:-1][inside]
+        totals = np.bincount(keys, weights=weight, minlength=1 << 16)  # exact below 2**53
+        present = np.flatnonzero(totals)
+        pairs = {int(k): chr(k >> 8) + chr(k & 0xFF) for k in present}
+        self.counts = {pairs[k]: int(c) for k, c in zip(present.tolist(), totals[present].tolist())}
+        # index: unique (pair, word) combinations, grouped by pair
+        combined = np.unique(keys * len(words) + owner)
+        pair_of, word_of = np.divmod(combined, len(words))
+        cuts = np.flatnonzero(np.diff(pair_of)) + 1
+        word_of = word_of.astype(np.int32)
+        for key, group in zip(pair_of[np.r_[0, cuts]].tolist(), np.split(word_of, cuts)):
+            self.index[pairs[key]] = group
+
+    def train(
+        self,
+        num_merges: int,
+        *,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> MergeStats:
+        """Learn up to `num_merges` merges; stop early when no pair reaches `min_frequency`.
+
+        Progress events (phase "merging") carry the merges learned since the previous event.
+        Raises TrainingCancelled soon after `cancel` is set.
+        """
+        if 256 + num_merges - 1 > MAX_ID:
+            raise TrainingError(f"at most {MAX_ID - 255} merges are supported, asked for {num_merges}")
+        reporter = Reporter(progress, cancel, "merging", total=num_merges)
+        stats = MergeStats([], [], self.initial_tokens)
+        heap = [_pack(c, ord(p[0]), ord(p[1])) for p, c in self.counts.items()]
+        heapq.heapify(heap)
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._loop(heap, num_merges, stats, reporter)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        return stats
+
+    def _loop(self, heap: list[int], num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
+        counts, merges = self.counts, stats.merges
+        sent, tokens = 0, self.initial_tokens
+        while len(merges) < num_merges and heap:
+            key = heapq.heappop(heap)
+            count, low = -(key >> _SHIFT), key & _LOW
+            left, right = low >> _ID_BITS, low & _ID_MASK
+            pair = chr(left) + chr(right)
+            current = counts.get(pair, 0)
+            if current != count:  # stale: the pair's count has fallen since it was pushed
+                if current:
+                    heapq.heappush(heap, _pack(current, left, right))
+                continue
+            if count < self.min_frequency:
+                break
+            new_id = 256 + len(merges)
+            replaced = self._merge(pair, chr(new_id), heap)
+            merges.append((left, right, count))
+            stats.replaced.append(replaced)
+            tokens -= replaced
+            if reporter.due() or len(merges) == num_merges:
+                reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+                sent = len(merges)
+            elif not len(merges) & 63:
+                reporter.check()
+        if sent < len(merges) or not merges:
+            reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+
+    def _merge(self, pair: str, new: str, heap: list[int]) -> int:
+        """Replace `pair` by `new` in every chunk holding it; update counts, index and heap."""
+        words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
+        a, b = pair
+        delta: defaultdict[str, int] = defaultdict(int)
+        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pairs -> words holding them
+        held = index.pop(pair)
+        replaced = 0
+        for wi in held.tolist() if isinstance(held, np.ndarray) else held:
+            word = words[wi]
+            if pair not in word:
+                continue
+            f = freqs[wi]
+            parts = word.split(pair)
+            n = len(parts) - 1
+            replaced += n * f
+            for i in range(n):
+                before, after = parts[i], parts[i + 1]
+                if before:
+                    c = before[-1]
+                    delta[c + a] -= f
+                    delta[c + new] += f
+                    fresh[c + new].append(wi)
+                elif i:  # the previous occurrence is right before this one
+                    delta[b + a] -= f
+                    delta[new + new] += f
+                    fresh[new + new].append(wi)
+                if after:
+                    c = after[0]
+                    delta[b + c] -= f
+                    delta[new + c] += f
+                    fresh[new + c].append(wi)
+            words[wi] = new.join(parts)
+        delta.pop(pair, None)
+        del counts[pair]
+        for q, d in delta.items():
+            if new in q:
+                if d > 0:
+                    counts[q] = d
+                    heapq.heappush(heap, _pack(d, ord(q[0]), ord(q[1])))
+            elif d:
+                c = counts[q] + d
+                if c:
+                    counts[q] = c
+                else:
+                    del counts[q]
+                    index.pop(q, None)
+        for q, held_by in fresh.items():
+            if q in counts:
+                index[q] = held_by
+        return replaced
+
+
+def train_bpe(
+    chunks: Mapping[str, int],
+    num_merges: int,
+    *,
+    min_frequency: int = 2,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> MergeStats:
+    """Learn merges from `chunk_key -> count`; see `BpeTrainer`.
+
+    >>> [m[:2] for m in train_bpe({"aaabdaaabac": 1}, 3).merges]
+    [(97, 97), (97, 98), (256, 257)]
+    """
+    return BpeTrainer(chunks, min_frequency=min_frequency).train(num_merges, progress=progress, cancel=cancel)

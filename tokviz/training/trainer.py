@@ -1,0 +1,237 @@
+"""Train a byte-level BPE vocabulary: the one entry point for the CLI and the GUI.
+
+`train(paths, vocab_size=..., ...)` walks, counts, merges and returns a `TrainingResult` in memory;
+`train_texts(texts, ...)` does the same for strings. Neither writes anything: save the result
+with `vocabfile.save` (so a cancelled run leaves nothing on disk).
+
+For a GUI worker: call `train` on the worker's thread with `progress=callback` and
+`cancel=threading.Event()`. Exactly one of: a result is returned; `TrainingError` is raised (bad
+input, with a message for the user); `TrainingCancelled` is raised (within ~100 ms of `cancel.set()`).
+`Progress` events come from the calling thread, at most every ~50 ms per phase; in the merging
+phase they carry the new merges and the corpus token count (`events.Progress`).
+
+This module does not write files (see `vocabfile`) or parse command lines (see `cli`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Literal, Sequence
+
+from tokviz.training.bpe import BpeTrainer
+from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
+from tokviz.training.events import ProgressCallback, Reporter, TrainingError
+from tokviz.training.pretokenize import chunk_key, compile_pattern, count_chunks, resolve_pattern
+from tokviz.training.walk import collect_files
+
+NonUtf8 = Literal["skip", "replace"]
+
+
+@dataclass
+class TrainingResult:
+    """What a run learned: merges in order (merge i is id 256 + i), then special tokens."""
+
+    name: str
+    pattern: str | None  # None: no split
+    pattern_preset: str | None
+    merges: list[tuple[int, int, int]]  # (left_id, right_id, count when merged)
+    replaced: list[int]  # corpus tokens each merge removed
+    initial_tokens: int  # corpus tokens before any merge (its bytes)
+    special_tokens: dict[str, int]
+    requested_vocab_size: int
+    params: dict
+    corpus: CorpusReport
+    seconds: float = 0.0
+    _bytes: list[bytes] = field(default_factory=list, repr=False)
+
+    @property
+    def vocab_size(self) -> int:
+        """Ids reached: 256 bytes + merges + special tokens (below the request if merges ran out)."""
+        return 256 + len(self.merges) + len(self.special_tokens)
+
+    def token_bytes(self) -> list[bytes]:
+        """The bytes of every non-special id, in id order."""
+        if len(self._bytes) != 256 + len(self.merges):
+            table = [bytes([i]) for i in range(256)]
+            for left, right, _ in self.merges:
+                table.append(table[left] + table[right])
+            self._bytes = table
+        return self._bytes
+
+    def ranks(self, num_merges: int | None = None) -> dict[bytes, int]:
+        """tiktoken's `mergeable_ranks` for the first `num_merges` merges (all by default)."""
+        table = self.token_bytes()
+        n = 256 + (len(self.merges) if num_merges is None else num_merges)
+        return {data: rank for rank, data in enumerate(table[:n])}
+
+    def corpus_tokens(self) -> list[int]:
+        """Corpus token count before any merge and after each merge: the compression curve."""
+        out, n = [self.initial_tokens], self.initial_tokens
+        for r in self.replaced:
+            n -= r
+            out.append(n)
+        return out
+
+
+def _check_options(vocab_size: int, special_tokens: Sequence[str], min_frequency: int) -> int:
+    if len(set(special_tokens)) != len(special_tokens):
+        raise TrainingError(f"special tokens must be distinct: {list(special_tokens)}")
+    if any(not s for s in special_tokens):
+        raise TrainingError("a special token cannot be empty")
+    floor = 256 + len(special_tokens)
+    if vocab_size < floor:
+        raise TrainingError(
+            f"vocab size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} special "
+            f"tokens need at least {floor}"
+        )
+    if min_frequency < 1:
+        raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
+    return vocab_size - floor
+
+
+def train(
+    paths: Sequence[str | os.PathLike] = (),
+    *,
+    vocab_size: int,
+    name: str = "trained",
+    pattern: str | None = "cl100k",
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    gitignore: bool = False,
+    non_utf8: NonUtf8 = "skip",
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 2,
+    jobs: int | None = None,
+    word_counts: str | os.PathLike | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> TrainingResult:
+    """Learn a vocabulary of at most `vocab_size` ids (special tokens included) from files.
+
+    `paths` are files or folders (walked recursively); `word_counts` is an optional file of
+    `chunk<TAB>count` lines, counted as if read. `pattern` is a preset (`gpt2`, `cl100k`, `o200k`,
+    `none`) or a regex.
+    """
+    start = time.perf_counter()
+    num_merges = _check_options(vocab_size, special_tokens, min_frequency)
+    split, preset = resolve_pattern(pattern)
+    if not paths and word_counts is None:
+        raise TrainingError("nothing to train on: give files or folders, or a word-count file")
+    scan = Reporter(progress, cancel, "scanning")
+    listing = collect_files(paths, include=include, exclude=exclude, gitignore=gitignore, on_folder=scan.tick)
+    scan.emit(len(listing.files), files_skipped=len(listing.skipped))
+    counts, report = count_corpus(
+        listing.files, pattern=split, non_utf8=non_utf8, jobs=jobs, progress=progress, cancel=cancel
+    )
+    report.files_skipped = sorted(listing.skipped + report.files_skipped, key=lambda s: s.path)
+    if word_counts is not None:
+        _add_word_counts(counts, report, Path(word_counts))
+    check_corpus(report, counts, [*map(str, paths), *([str(word_counts)] if word_counts else [])])
+    params = {
+        "vocab_size": vocab_size, "min_frequency": min_frequency, "jobs": jobs,
+        "include": list(include), "exclude": list(exclude), "gitignore": gitignore,
+        "non_utf8": non_utf8, "paths": [str(p) for p in paths],
+        "word_counts": str(word_counts) if word_counts else None,
+    }
+    return _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
+                  min_frequency, params, progress, cancel, start)
+
+
+def train_texts(
+    texts: Iterable[str],
+    *,
+    vocab_size: int,
+    name: str = "trained",
+    pattern: str | None = "cl100k",
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 2,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> TrainingResult:
+    """Learn a vocabulary from strings in memory (each string is one document).
+
+    >>> r = train_texts(["aaabdaaabac"], vocab_size=259, pattern="none")
+    >>> [m[:2] for m in r.merges]
+    [(97, 97), (97, 98), (256, 257)]
+    """
+    start = time.perf_counter()
+    num_merges = _check_options(vocab_size, special_tokens, min_frequency)
+    split, preset = resolve_pattern(pattern)
+    compiled = compile_pattern(split)
+    reporter = Reporter(progress, cancel, "counting")
+    from collections import Counter
+
+    text_counts: Counter[str] = Counter()
+    report = CorpusReport()
+    for text in texts:
+        count_chunks(text, compiled, text_counts)
+        report.files_read += 1
+        report.bytes += len(text.encode("utf-8"))
+        reporter.tick(report.bytes, files_read=report.files_read, bytes_read=report.bytes)
+    counts = {chunk_key(k): v for k, v in text_counts.items()}
+    report.unique_chunks = len(counts)
+    if not counts:
+        raise TrainingError("no text to train on: the texts are empty")
+    params = {"vocab_size": vocab_size, "min_frequency": min_frequency, "texts": report.files_read}
+    return _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
+                  min_frequency, params, progress, cancel, start)
+
+
+def _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
+           min_frequency, params, progress, cancel, start) -> TrainingResult:
+    trainer = BpeTrainer(counts, min_frequency=min_frequency)
+    del counts
+    stats = trainer.train(num_merges, progress=progress, cancel=cancel)
+    first_special = 256 + len(stats.merges)
+    specials = {s: first_special + i for i, s in enumerate(special_tokens)}
+    return TrainingResult(
+        name=name, pattern=split, pattern_preset=preset, merges=stats.merges,
+        replaced=stats.replaced, initial_tokens=stats.initial_tokens, special_tokens=specials,
+        requested_vocab_size=vocab_size, params=params, corpus=report,
+        seconds=time.perf_counter() - start,
+    )
+
+
+_ESCAPES = re.compile(r"\\([\\tnr])")
+_ESCAPED = {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}
+
+
+def read_word_counts(path: Path) -> dict[str, int]:
+    r"""Read `chunk<TAB>count` lines; in the chunk `\t`, `\n`, `\r` and `\\` are escapes.
+
+    The chunks are used as they are (already split); a bad line raises TrainingError naming it.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TrainingError(f"cannot read word-count file {path}: {getattr(e, 'strerror', None) or e}") from e
+    counts: dict[str, int] = {}
+    for lineno, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        chunk, sep, number = line.rstrip("\r").rpartition("\t")
+        try:
+            n = int(number)
+        except ValueError:
+            n = -1
+        if not sep or not chunk or n < 1:
+            raise TrainingError(
+                f"{path}: line {lineno} is not '<chunk><TAB><positive count>': {line[:60]!r}"
+            )
+        key = chunk_key(_ESCAPES.sub(lambda m: _ESCAPED[m.group(1)], chunk))
+        counts[key] = counts.get(key, 0) + n
+    return counts
+
+
+def _add_word_counts(counts: dict[str, int], report: CorpusReport, path: Path) -> None:
+    extra = read_word_counts(path)
+    for key, n in extra.items():
+        counts[key] = counts.get(key, 0) + n
+    report.files_read += 1
+    report.bytes += sum(len(k) * n for k, n in extra.items())
+    report.unique_chunks = len(counts)

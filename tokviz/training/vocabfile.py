@@ -1,0 +1,155 @@
+"""Save and load trained vocabularies: `.tiktoken` ranks, the JSON sidecar, HF `tokenizer.json`.
+
+`NAME.tiktoken` holds `base64(token bytes) rank` per line (tiktoken's format; ranks 0..255 are the
+bytes, merge i has rank 256 + i). `NAME.json` next to it is the sidecar (`"format": "tokviz-bpe"`,
+`"version": 1`) with the split pattern, special tokens, parameters, corpus summary and the merges
+with their counts. Every file is written to a temporary file in the same folder and moved into
+place with `os.replace`; the sidecar is written last, so a loader that finds it finds the ranks.
+
+Loading goes through `TiktokenTokenizer.from_ranks`, so encoding is tiktoken's (fast).
+This module does not train (see `trainer`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer, read_rank_file
+from tokviz.core.tokenizer import TokenizerError
+from tokviz.training.pretokenize import WHOLE_TEXT_PATTERN
+from tokviz.training.trainer import TrainingResult
+
+FORMAT = "tokviz-bpe"
+VERSION = 1
+
+
+def output_paths(name: str | os.PathLike) -> tuple[Path, Path, Path]:
+    """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or `.tiktoken` path."""
+    base = Path(name)
+    if base.suffix == ".tiktoken":
+        base = base.with_suffix("")
+    return (base.with_name(base.name + ".tiktoken"), base.with_name(base.name + ".json"),
+            base.with_name(base.name + ".tokenizer.json"))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write `data` to `path` via a temporary file in the same folder and `os.replace`."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def rank_file_bytes(result: TrainingResult) -> bytes:
+    lines = [base64.b64encode(data) + b" " + str(rank).encode() for rank, data in enumerate(result.token_bytes())]
+    return b"\n".join(lines) + b"\n"
+
+
+def sidecar(result: TrainingResult) -> dict:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "name": result.name,
+        "pattern": result.pattern,
+        "pattern_preset": result.pattern_preset,
+        "special_tokens": dict(result.special_tokens),
+        "vocab_size": result.vocab_size,
+        "requested_vocab_size": result.requested_vocab_size,
+        "training": {**result.params, "seconds": round(result.seconds, 3)},
+        "corpus": result.corpus.to_json(),
+        "initial_tokens": result.initial_tokens,
+        "merges": [list(m) for m in result.merges],
+        "replaced": list(result.replaced),
+    }
+
+
+def save(result: TrainingResult, name: str | os.PathLike, *, hf_json: bool = False) -> list[Path]:
+    """Write `NAME.tiktoken`, optionally `NAME.tokenizer.json`, then the sidecar `NAME.json`."""
+    ranks_path, sidecar_path, hf_path = output_paths(name)
+    if not ranks_path.parent.is_dir():
+        raise TokenizerError(f"cannot save to {ranks_path}: folder {ranks_path.parent} does not exist")
+    atomic_write(ranks_path, rank_file_bytes(result))
+    written = [ranks_path]
+    if hf_json:
+        atomic_write(hf_path, hf_tokenizer_json(result).encode("utf-8"))
+        written.append(hf_path)
+    atomic_write(sidecar_path, json.dumps(sidecar(result), ensure_ascii=False, indent=1).encode("utf-8"))
+    written.append(sidecar_path)
+    return written
+
+
+def trained_tokenizer(result: TrainingResult, *, num_merges: int | None = None) -> TiktokenTokenizer:
+    """A tokenizer from an in-memory result (optionally only its first `num_merges` merges).
+
+    >>> from tokviz.training.trainer import train_texts
+    >>> tok = trained_tokenizer(train_texts(["aaabdaaabac"], vocab_size=259, pattern="none"))
+    >>> tok.encoding.encode("aaabdaaabac")
+    [258, 100, 258, 97, 99]
+    """
+    specials = result.special_tokens if num_merges is None else {}
+    return TiktokenTokenizer.from_ranks(
+        result.name, result.ranks(num_merges), pattern=result.pattern or WHOLE_TEXT_PATTERN,
+        special_tokens=specials, family="trained",
+    )
+
+
+def read_sidecar(path: str | os.PathLike) -> dict:
+    """Read and check a sidecar (`NAME.json`), raising TokenizerError saying what is wrong."""
+    path = Path(path)
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise TokenizerError(f"cannot read sidecar {path}: {e}") from e
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise TokenizerError(f"{path} is not a tokviz-bpe sidecar (no \"format\": \"{FORMAT}\")")
+    if meta.get("version") != VERSION:
+        raise TokenizerError(f"{path}: sidecar version {meta.get('version')!r} is not supported (expected {VERSION})")
+    return meta
+
+
+def load_trained(path: str | os.PathLike) -> TiktokenTokenizer:
+    """Load a trained vocabulary from `NAME.tiktoken` or `NAME.json` (the sidecar must exist)."""
+    ranks_path, sidecar_path, _ = output_paths(Path(path).with_suffix("") if Path(path).suffix == ".json" else path)
+    meta = read_sidecar(sidecar_path)
+    ranks = read_rank_file(ranks_path)
+    return TiktokenTokenizer.from_ranks(
+        meta.get("name") or ranks_path.stem, ranks, pattern=meta.get("pattern") or WHOLE_TEXT_PATTERN,
+        special_tokens={str(k): int(v) for k, v in meta.get("special_tokens", {}).items()},
+        family="trained",
+    )
+
+
+def hf_tokenizer_json(result: TrainingResult) -> str:
+    """The vocabulary as a Hugging Face `tokenizer.json`: byte-level BPE, merges in rank order.
+
+    Pre-tokenization is `Split(pattern, "isolated")` then `ByteLevel` without its own regex, so
+    `tokenizers` cuts text exactly where tiktoken does and gives the same ids.
+    """
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+
+    table = result.token_bytes()
+    pieces = ["".join(BYTE_LEVEL[b] for b in data) for data in table]
+    vocab = {piece: i for i, piece in enumerate(pieces)}
+    merges = [(pieces[left], pieces[right]) for left, right, _ in result.merges]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
+    steps = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    if result.pattern is not None:
+        steps.insert(0, pre_tokenizers.Split(Regex(result.pattern), behavior="isolated"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
+    tok.decoder = decoders.ByteLevel()
+    ordered = sorted(result.special_tokens.items(), key=lambda kv: kv[1])
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s, _ in ordered])
+    return tok.to_str()
