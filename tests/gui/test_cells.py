@@ -93,3 +93,19 @@ def test_model_modules_do_not_import_qt() -> None:
 
 def test_hex_label_matches_core() -> None:
     assert cell_for(FRAGMENT, ViewOptions()).hex == hex_bytes(FRAGMENT.bytes)
+
+
+def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
+    """shiboken6 6.12 on Python 3.11 drops a reference to None per void call (see _refcount_guard)."""
+    code = (
+        "import tokviz.gui\n"
+        "from PySide6.QtGui import QGuiApplication, QImage, QPainter, QColor\n"
+        "from PySide6.QtCore import QRectF\n"
+        "app = QGuiApplication([])\n"
+        "img = QImage(8, 8, QImage.Format.Format_ARGB32)\n"
+        "p = QPainter(img)\n"
+        "for _ in range(300_000):\n"
+        "    p.fillRect(QRectF(0, 0, 2, 2), QColor(1, 2, 3))\n"
+        "p.end()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

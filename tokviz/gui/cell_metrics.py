@@ -42,16 +42,25 @@ class CellMeasurer:
         self.fonts = fonts
         self.main = QFontMetricsF(fonts.main)
         self.small = QFontMetricsF(fonts.small)
+        self._widths: dict[tuple[str, bool], float] = {}
+
+    def text_width(self, text: str, *, small: bool = False) -> float:
+        """Advance of `text` in the main (or small) font, remembered per string."""
+        key = (text, small)
+        width = self._widths.get(key)
+        if width is None:
+            width = self._widths[key] = (self.small if small else self.main).horizontalAdvance(text)
+        return width
 
     def label_width(self, cell: Cell) -> float:
-        return self.main.horizontalAdvance(cell.label)
+        return self.text_width(cell.label)
 
     def width(self, cell: Cell) -> float:
         pad = PILL_PAD_X if cell.pill else PAD_X
         top = self.label_width(cell)
         if cell.hex:
-            top += HEX_GAP + self.small.horizontalAdvance(cell.hex)
-        sub = self.small.horizontalAdvance(cell.sub) if cell.sub else 0.0
+            top += HEX_GAP + self.text_width(cell.hex, small=True)
+        sub = self.text_width(cell.sub, small=True) if cell.sub else 0.0
         return max(max(top, sub) + 2 * pad, MIN_WIDTH)
 
     def widths(self, cells: Sequence[Cell]) -> np.ndarray:

@@ -8,7 +8,7 @@ lines in its viewport and computes x positions for just those lines.
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -28,10 +28,13 @@ class TokenLayout:
         self.widths = widths
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
-        # cum[i] = x of token i if all tokens were on one line
-        self._cum = np.zeros(self.count + 1, dtype=np.float64)
-        np.cumsum(widths + CELL_GAP, out=self._cum[1:])
-        self._breaks = np.flatnonzero(newlines)  # tokens after which the line ends
+        # cum[i] = x of token i if all tokens were on one line; Python lists, because the
+        # per-line loop below is bisect-bound and bisect on a list beats numpy's call overhead
+        cum = np.zeros(self.count + 1, dtype=np.float64)
+        np.cumsum(widths + CELL_GAP, out=cum[1:])
+        self.cum_array = cum
+        self._cum: list[float] = cum.tolist()
+        self._breaks: list[int] = np.flatnonzero(newlines).tolist()  # tokens ending a line
         self._newlines = newlines
         self.line_starts: list[int] = [0] if self.count else []
         self._next = 0  # first token not yet placed
@@ -41,22 +44,22 @@ class TokenLayout:
         """Place more lines (all of them without a budget); return True once every token is placed."""
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         cum, breaks, starts = self._cum, self._breaks, self.line_starts
-        n, s = self.count, self._next
+        n, s, room = self.count, self._next, self.wrap_width + CELL_GAP
         steps = 0
         while s < n:
-            end = int(np.searchsorted(cum, cum[s] + self.wrap_width + CELL_GAP, side="right")) - 1
-            end = min(max(end, s + 1), n)
-            k = int(np.searchsorted(breaks, s, side="left"))
+            end = min(max(bisect_right(cum, cum[s] + room) - 1, s + 1), n)
+            k = bisect_left(breaks, s)
             extra = 0
             if k < len(breaks) and breaks[k] < end:
-                end = int(breaks[k]) + 1
+                end = breaks[k] + 1
                 extra = int(self._newlines[breaks[k]]) - 1
-            starts.extend([end] * extra)  # empty lines for "\n\n"
-            if end < n or extra:
+            if extra > 0:
+                starts.extend([end] * extra)  # empty lines for "\n\n"
+            if end < n or extra > 0:
                 starts.append(end)
             s = end
             steps += 1
-            if deadline is not None and steps % 64 == 0 and time.perf_counter() > deadline:
+            if deadline is not None and steps % 128 == 0 and time.perf_counter() > deadline:
                 break
         if s >= n and n and self._newlines[n - 1] and starts[-1] != n:
             starts.append(n)  # a text ending in a newline shows an empty last line
@@ -80,7 +83,11 @@ class TokenLayout:
 
     def x_of(self, token: int, line: int) -> float:
         """x of a token within its line."""
-        return float(self._cum[token] - self._cum[self.line_starts[line]])
+        return self._cum[token] - self._cum[self.line_starts[line]]
+
+    def placed(self) -> int:
+        """How many tokens have been placed so far."""
+        return self._next
 
     def token_at(self, line: int, x: float) -> int | None:
         """The token under x on `line`, or None in a gap / past the end."""
@@ -90,7 +97,7 @@ class TokenLayout:
         if not rng:
             return None
         base = self._cum[rng.start]
-        i = int(np.searchsorted(self._cum, base + x, side="right")) - 1
+        i = bisect_right(self._cum, base + x) - 1
         if i < rng.start or i >= rng.stop:
             return None
         if x > self._cum[i] - base + self.widths[i]:

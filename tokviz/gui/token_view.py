@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.gui.cell_metrics import HEX_GAP, PAD_X, PILL_PAD_X, CellMeasurer, Fonts
+from tokviz.gui.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
 from tokviz.gui.cells import Cell, tooltip_text
 from tokviz.gui.theme import TokenColors, token_colors
 from tokviz.gui.token_layout import TokenLayout, covering
@@ -27,6 +27,7 @@ HEX_COLOR = QColor("#8b1a1a")
 ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
+HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
 
 
 class TokenView(QAbstractScrollArea):
@@ -50,6 +51,7 @@ class TokenView(QAbstractScrollArea):
         self._hover: int | None = None
         self._syncing = False
         self._line_h = 0.0
+        self._top_h = 0.0
         self._timer = QTimer(self, interval=0)
         self._timer.timeout.connect(self._layout_slice)
         self.viewport().setMouseTracking(True)
@@ -92,7 +94,8 @@ class TokenView(QAbstractScrollArea):
     def _relayout(self, *, keep_char: int | None = None) -> None:
         fm_main, fm_small = self.measurer.main, self.measurer.small
         sub = self.result is not None and self.result.options.mode == "both"
-        self._line_h = fm_main.height() + (fm_small.height() if sub else 0.0) + 4 + LINE_GAP
+        self._top_h = fm_main.height() + 4
+        self._line_h = self._top_h + (fm_small.height() if sub else 0.0) + LINE_GAP
         self._keep_char = keep_char
         if self.result is None or not self.result.tokens:
             self.token_layout = None
@@ -111,11 +114,15 @@ class TokenView(QAbstractScrollArea):
         if layout is None:
             self._timer.stop()
             return
+        lines_before = layout.line_count
         layout.advance(LAYOUT_SLICE_S)
         self._update_scrollbar()
-        if self._keep_char is not None and self._restore_scroll():
+        moved = self._keep_char is not None and self._restore_scroll()
+        if moved:
             self._keep_char = None
-        self.viewport().update()
+        visible = self.visible_lines()
+        if moved or not visible or lines_before <= visible.stop:  # new lines may be on screen
+            self.viewport().update()
         if layout.done:
             self._timer.stop()
             self.laid_out.emit()
@@ -252,43 +259,55 @@ class TokenView(QAbstractScrollArea):
     # -- painting --------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         painter = QPainter(self.viewport())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.fillRect(self.viewport().rect(), QColor("#ffffff"))
-        if self.result is None or self.token_layout is None:
-            painter.end()
-            return
-        marked = self.highlighted
-        for line in self.visible_lines():
-            for index in self.token_layout.line_range(line):
-                rect = self.cell_rect(index)
-                if rect is not None:
-                    self._paint_cell(painter, index, rect, index in marked)
+        if self.result is not None and self.token_layout is not None:
+            self._paint_lines(painter)
         painter.end()
 
-    def _paint_cell(self, painter: QPainter, index: int, rect: QRectF, marked: bool) -> None:
-        result = self.result
-        cell = result.cells[index]  # type: ignore[union-attr]
-        color = self.colors.for_token(index, int(result.ids[index]), cell.kind, by_id=self.color_by_id)  # type: ignore[union-attr]
-        top = QRectF(rect.x(), rect.y(), rect.width(), self.measurer.main.height() + 4)
+    def _paint_lines(self, painter: QPainter) -> None:
+        """Paint the visible lines only: per line one slice of the columns, then one cell at a time."""
+        result, layout = self.result, self.token_layout
+        cum = layout.cum_array  # type: ignore[union-attr]
+        top = self.verticalScrollBar().value()
+        height = self._line_h - LINE_GAP
+        for line in self.visible_lines():
+            rng = layout.line_range(line)  # type: ignore[union-attr]
+            if not rng:
+                continue
+            y = MARGIN + line * self._line_h - top
+            xs = (cum[rng.start:rng.stop] - cum[rng.start] + MARGIN).tolist()
+            widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
+            ids = result.ids[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
+            for index, x, w, token_id in zip(rng, xs, widths, ids):
+                self._paint_cell(painter, index, token_id, QRectF(x, y, w, height))
+
+    def _paint_cell(self, painter: QPainter, index: int, token_id: int, rect: QRectF) -> None:
+        cell = self.result.cells[index]  # type: ignore[union-attr]
+        color = self.colors.for_token(index, token_id, cell.kind, by_id=self.color_by_id)
+        top = QRectF(rect.x(), rect.y(), rect.width(), self._top_h)
         if cell.pill:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(color)
-            painter.drawRoundedRect(top.adjusted(0, 1, 0, -1), top.height() / 2 - 1, top.height() / 2 - 1)
+            radius = top.height() / 2 - 1
+            painter.drawRoundedRect(top.adjusted(0, 1, 0, -1), radius, radius)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         elif cell.hex:
-            painter.setPen(QPen(color.darker(150), 1.2, Qt.PenStyle.DashLine))
+            painter.setPen(QPen(color.darker(150), 1.0, Qt.PenStyle.DashLine))
             painter.setBrush(color.lighter(135))
-            painter.drawRoundedRect(top.adjusted(0.6, 0.6, -0.6, -0.6), 2, 2)
+            painter.drawRect(top.adjusted(0.5, 0.5, -0.5, -0.5))
         else:
             painter.fillRect(top, color)
         self._paint_text(painter, cell, top)
         if cell.sub:
             painter.setFont(self.fonts.small)
             painter.setPen(ID_COLOR)
-            sub = QRectF(rect.x(), top.bottom(), rect.width(), self.measurer.small.height())
-            painter.drawText(sub, Qt.AlignmentFlag.AlignCenter, cell.sub)
-        if marked:
+            sub_w = self.measurer.text_width(cell.sub, small=True)
+            baseline = top.bottom() + self.measurer.small.ascent()
+            painter.drawText(QPointF(rect.x() + (rect.width() - sub_w) / 2, baseline), cell.sub)
+        if index in self.highlighted:
             painter.setPen(HIGHLIGHT_PEN)
-            painter.setBrush(QColor(255, 214, 10, 90))
+            painter.setBrush(HIGHLIGHT_FILL)
             painter.drawRect(rect.adjusted(1, 1, -1, -1))
         if index == self.selected:
             painter.setPen(SELECT_PEN)
@@ -296,21 +315,20 @@ class TokenView(QAbstractScrollArea):
             painter.drawRect(rect.adjusted(1, 1, -1, -1))
 
     def _paint_text(self, painter: QPainter, cell: Cell, top: QRectF) -> None:
-        pad = PILL_PAD_X if cell.pill else PAD_X
         painter.setFont(self.fonts.main)
         painter.setPen(TEXT_COLOR)
-        x = top.x() + pad
-        label_w = self.measurer.label_width(cell)
-        if not cell.hex:  # centre the label when the id row makes the cell wider
+        label_w = self.measurer.text_width(cell.label)
+        baseline = top.y() + (top.height() - self.measurer.main.height()) / 2 + self.measurer.main.ascent()
+        if cell.hex:
+            x = top.x() + PAD_X
+        else:  # centred: the id row or a pill can make the cell wider than its label
             x = top.x() + (top.width() - label_w) / 2
-        painter.drawText(QRectF(x, top.y(), label_w + 1, top.height()), Qt.AlignmentFlag.AlignVCenter, cell.label)
+        painter.drawText(QPointF(x, baseline), cell.label)
         if cell.hex:
             painter.setFont(self.fonts.small)
             painter.setPen(HEX_COLOR)
-            hx = x + label_w + HEX_GAP
-            painter.drawText(
-                QRectF(hx, top.y(), top.right() - hx, top.height()), Qt.AlignmentFlag.AlignVCenter, cell.hex
-            )
+            small_base = top.y() + (top.height() - self.measurer.small.height()) / 2 + self.measurer.small.ascent()
+            painter.drawText(QPointF(x + label_w + HEX_GAP, small_base), cell.hex)
 
     def is_fragment_styled(self, index: int) -> bool:
         """True when token `index` is drawn as a fragment: dashed box and hex bytes."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,8 @@ from tokviz.core.catalog import load
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
 from tokviz.core.tokens import Token, sanitize
 from tokviz.gui.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.cells import Cell, ViewOptions, cells_for
+from tokviz.gui.cells import Cell, ViewOptions, cell_for
+from tokviz.gui.gc_policy import paused_gc
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,31 @@ class PaneResult:
     @property
     def n_chars(self) -> int:
         return len(self.text)
+
+
+def prepare(
+    tokens: list[Token], options: ViewOptions, measurer: CellMeasurer
+) -> tuple[list[Cell], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cells, widths, newline counts, ids and character spans for all tokens.
+
+    Every per-token pass is a C-level `map`; Python code runs once per distinct (id, bytes).
+    """
+    n = len(tokens)
+    ids = np.fromiter(map(_ID, tokens), dtype=np.int64, count=n)
+    starts = np.fromiter(map(_START, tokens), dtype=np.int64, count=n)
+    ends = np.fromiter(map(_END, tokens), dtype=np.int64, count=n)
+    firsts = dict(zip(zip(map(_ID, tokens), map(_BYTES, tokens)), tokens))
+    cell_of = {key: cell_for(token, options) for key, token in firsts.items()}
+    keys = list(zip(map(_ID, tokens), map(_BYTES, tokens)))
+    cells = list(map(cell_of.__getitem__, keys))
+    width_of = {key: measurer.width(cell) for key, cell in cell_of.items()}
+    widths = np.fromiter(map(width_of.__getitem__, keys), dtype=np.float64, count=n)
+    newline_of = {key: cell.newlines for key, cell in cell_of.items()}
+    newlines = np.fromiter(map(newline_of.__getitem__, keys), dtype=np.int32, count=n)
+    return cells, widths, newlines, ids, starts, ends
+
+
+_ID, _BYTES, _START, _END = itemgetter(0), itemgetter(1), itemgetter(4), itemgetter(5)
 
 
 class _Cancelled(Exception):
@@ -119,21 +146,15 @@ class PaneWorker(QObject):
         if self.tokenizer is None:
             raise TokenizerError("no tokenizer loaded")
         t0 = time.perf_counter()
-        tokens = self._tokens(req.text, req.policy)
+        with paused_gc():
+            tokens = self._tokens(req.text, req.policy)
+            self._check(req.gen)
+            columns = prepare(tokens, req.options, CellMeasurer(req.fonts))
         self._check(req.gen)
-        cells = cells_for(tokens, req.options)
-        self._check(req.gen)
-        widths = CellMeasurer(req.fonts).widths(cells)
-        self._check(req.gen)
-        n = len(tokens)
-        ids = np.fromiter((t[0] for t in tokens), dtype=np.int64, count=n)
-        starts = np.fromiter((t[4] for t in tokens), dtype=np.int64, count=n)
-        ends = np.fromiter((t[5] for t in tokens), dtype=np.int64, count=n)
-        newlines = np.fromiter((c.newlines for c in cells), dtype=np.int32, count=n)
         n_bytes = len(sanitize(req.text).encode("utf-8"))
         return PaneResult(
-            req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines, ids,
-            starts, ends, n_bytes, time.perf_counter() - t0,
+            req.gen, req.text, req.policy, req.options, tokens, *columns, n_bytes,
+            time.perf_counter() - t0,
         )
 
     def _tokens(self, text: str, policy: SpecialPolicy) -> list[Token]:

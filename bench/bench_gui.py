@@ -1,0 +1,125 @@
+"""Benchmark the compare window: paste ~1 MB of mixed text into a window with four panes.
+
+Measures, offscreen:
+  (a) the longest event-loop stall while tokenizing and laying out (a 10 ms QTimer records the
+      gaps between its ticks; a gap of G ms means the GUI thread was blocked for about G - 10 ms),
+  (b) the time from the paste until every pane is tokenized and fully laid out.
+
+    .venv/bin/python bench/bench_gui.py [--mb 1.0] [-t cl100k_base -t ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
+
+from tokviz.core.resources import samples  # noqa: E402
+from tokviz.gui.app import build_app, build_window  # noqa: E402
+from tokviz.gui.main_window import default_specs  # noqa: E402
+
+
+def mixed_text(megabytes: float) -> str:
+    """All shipped samples, repeated to about `megabytes` of UTF-8."""
+    block = "\n".join(s.read_text() for s in samples())
+    target = int(megabytes * 1_000_000)
+    reps = target // len(block.encode("utf-8")) + 1
+    return (block * reps)[: target]
+
+
+class StallMeter:
+    """A 10 ms timer whose tick gaps show how long the GUI thread was blocked."""
+
+    def __init__(self) -> None:
+        self.gaps: list[float] = []
+        self.clock = QElapsedTimer()
+        self.timer = QTimer(interval=10)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self.clock.start()
+        self.timer.start()
+
+    def _tick(self) -> None:
+        self.gaps.append(self.clock.nsecsElapsed() / 1e6)
+        self.clock.restart()
+
+
+def ready(window, text: str) -> bool:
+    return all(
+        p.error is not None or (p.result is not None and p.result.text == text and p.view.layout_done)
+        for p in window.panes
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=1.0)
+    ap.add_argument("-t", "--tokenizer", action="append", dest="specs")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args(argv)
+    app = build_app([])
+    settings = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
+    specs = args.specs or (default_specs(4) + ["o200k_base", "qwen", "p50k_base"])[:4]
+    window = build_window(specs=specs, text="", settings=settings, restore=False)
+    window.resize(1400, 900)
+    window.show()
+    deadline = time.perf_counter() + 60
+    while any(p.tokenizer is None and p.error is None for p in window.panes):
+        app.processEvents()
+        time.sleep(0.005)
+        if time.perf_counter() > deadline:
+            print("tokenizers did not load", file=sys.stderr)
+            return 1
+    text = mixed_text(args.mb)
+    meter = StallMeter()
+    meter.start()
+    t0 = time.perf_counter()
+    window.set_text(text)  # the paste: editor text, then every pane's worker is asked
+    paste_s = time.perf_counter() - t0
+    text = window.text()
+    done_at: list[float] = []
+
+    def poll() -> None:
+        if not done_at and ready(window, text):
+            done_at.append(time.perf_counter() - t0)
+            QTimer.singleShot(300, app.quit)  # keep measuring a little after the last layout
+
+    poller = QTimer(interval=5)
+    poller.timeout.connect(poll)
+    poller.start()
+    QTimer.singleShot(int(args.timeout * 1000), app.quit)
+    app.exec()
+    meter.timer.stop()
+    report(window, text, paste_s, done_at, meter.gaps)
+    window.close()
+    return 0 if done_at else 1
+
+
+def report(window, text: str, paste_s: float, done_at: list[float], gaps: list[float]) -> None:
+    print(f"text: {len(text):,} chars, {len(text.encode('utf-8')):,} bytes; panes: {[p.spec for p in window.panes]}")
+    for p in window.panes:
+        if p.result is not None:
+            print(f"  {p.spec:>16}: {len(p.result.tokens):>8,} tokens, {p.view.token_layout.line_count:>7,} lines, "
+                  f"worker {p.result.seconds:.2f} s")
+        else:
+            print(f"  {p.spec:>16}: error {p.error}")
+    print(f"paste into the editor (setPlainText, GUI thread): {paste_s * 1000:.0f} ms")
+    if gaps:
+        print(f"event loop after the paste: longest gap {max(gaps):.0f} ms (stall ~{max(gaps) - 10:.0f} ms), "
+              f"median {statistics.median(gaps):.1f} ms, ticks {len(gaps)}")
+    print(f"fully tokenized and laid out: {done_at[0]:.2f} s" if done_at else "not finished before the timeout")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
