@@ -4,8 +4,9 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tokviz.core.tokens import (
-    OffsetMap, Token, TokenKind, display_text, hex_bytes, is_fragment, sanitize, tokens_from_bytes,
+    OffsetMap, Token, TokenKind, display_text, hex_bytes, is_fragment, sanitize,
 )
+from tokviz.core.layout import TokenInfo, tokens_from_bytes
 
 
 def test_fragment_detection_follows_utf8_wholeness():
@@ -47,8 +48,10 @@ def test_offset_map_round_trips(text):
 
 def test_tokens_from_bytes_gives_overlapping_spans_for_a_cut_character():
     text = " 根"
-    info = {1: (b" \xe6\xa0", TokenKind.FRAGMENT, "Ġæł"), 2: (b"\xb9", TokenKind.FRAGMENT, "¹")}
-    a, b = tokens_from_bytes(text, [1, 2], info)
+    info = TokenInfo()
+    info.add(1, b" \xe6\xa0", TokenKind.FRAGMENT, "Ġæł")
+    info.add(2, b"\xb9", TokenKind.FRAGMENT, "¹")
+    a, b = tokens_from_bytes(OffsetMap(text), [1, 2], info)
     assert (a.byte_start, a.byte_end, a.start, a.end) == (0, 3, 0, 2)
     assert (b.byte_start, b.byte_end, b.start, b.end) == (3, 4, 1, 2)
     assert isinstance(a, Token) and a.is_fragment and a.text == " \ufffd"
@@ -58,7 +61,9 @@ def test_tokens_from_bytes_rejects_bytes_that_do_not_add_up():
     import pytest
 
     with pytest.raises(ValueError):
-        tokens_from_bytes("abc", [1], {1: (b"ab", TokenKind.NORMAL, "ab")})
+        info = TokenInfo()
+        info.add(1, b"abcd", TokenKind.NORMAL, "abcd")
+        tokens_from_bytes(OffsetMap("abc"), [1], info)
 
 
 @settings(max_examples=50)

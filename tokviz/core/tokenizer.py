@@ -13,7 +13,8 @@ from typing import AbstractSet, Collection, Iterator, Literal, Mapping, Sequence
 
 import regex
 
-from tokviz.core.tokens import Token, TokenKind, sanitize
+from tokviz.core.layout import TokenInfo
+from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
@@ -149,12 +150,34 @@ class Tokenizer(abc.ABC):
         """Encode `text[start:end]` with no special-token parsing; spans relative to all of `text`."""
 
     def _special_token(self, text: str, start: int, end: int, special_id: int) -> Token:
-        byte_start = len(text[:start].encode("utf-8"))
-        data = text[start:end].encode("utf-8")
+        omap = self._offset_map(text)
+        byte_start, byte_end = omap.byte_offset(start), omap.byte_offset(end)
         return Token(
-            special_id, data, byte_start, byte_start + len(data), start, end, TokenKind.SPECIAL,
-            text[start:end],
+            special_id, omap.data[byte_start:byte_end], byte_start, byte_end, start, end,
+            TokenKind.SPECIAL, text[start:end],
         )
+
+    def _offset_map(self, text: str) -> OffsetMap:
+        """One OffsetMap per text, shared by the segments the special-token split makes.
+
+        A one-entry cache checked by identity: a worker thread encoding another text replaces the
+        tuple atomically, so a reader sees either entry whole.
+        """
+        cached = self.__dict__.get("_text_map")
+        if cached is not None and cached[0] is text:
+            return cached[1]
+        omap = OffsetMap(text)
+        self._text_map = (text, omap)
+        return omap
+
+    def _info_for(self, ids: Sequence[int]) -> TokenInfo:
+        """Bytes, kind and piece per id, computed once per id for the life of the tokenizer."""
+        info = self.__dict__.get("_token_info")
+        if info is None:
+            info = self._token_info = TokenInfo()
+        for token_id in set(ids).difference(info.data):
+            info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
+        return info
 
     def _split_special(
         self, text: str, allowed: AllowedSpecial, disallowed: DisallowedSpecial

@@ -36,8 +36,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import tokenizers
 
-from tokviz.core.backends.sentencepiece_backend import TokenInfo, build_tokens, fill_gaps
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
+from tokviz.core.layout import build_tokens, fill_gaps
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
 
@@ -51,15 +51,6 @@ def _nodes(config: Any) -> Iterator[dict]:
     elif isinstance(config, list):
         for value in config:
             yield from _nodes(value)
-
-
-def _utf8_offsets(text: str) -> np.ndarray:
-    """`result[c]` = byte offset of character `c` in `text.encode()`; `result[len(text)]` = total."""
-    code = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    lengths = 1 + (code >= 0x80) + (code >= 0x800) + (code >= 0x10000)
-    out = np.zeros(len(text) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out[1:])
-    return out
 
 
 class HFTokenizer(Tokenizer):
@@ -94,7 +85,6 @@ class HFTokenizer(Tokenizer):
             content: i for i, (content, special) in self._added.items() if special and i != self._unk_id
         }
         self._size = tokenizer.get_vocab_size(with_added_tokens=True)
-        self._info = TokenInfo()
 
     @staticmethod
     def _find_space_mark(config: dict) -> str | None:
@@ -194,12 +184,6 @@ class HFTokenizer(Tokenizer):
     def decode(self, ids: Sequence[int]) -> str:
         return self.tk.decode(list(ids), skip_special_tokens=False)
 
-    def _info_for(self, ids: Sequence[int]) -> TokenInfo:
-        info = self._info
-        for token_id in set(ids).difference(info.data):
-            info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
-        return info
-
     # -- encoding ---------------------------------------------------------------------------------
 
     def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
@@ -228,7 +212,7 @@ class HFTokenizer(Tokenizer):
             offsets = np.fromiter(flat, dtype=np.int64, count=2 * len(ids)).reshape(len(ids), 2)
             char_starts = np.clip(offsets[:, 0], 0, len(segment))
             char_ends = np.clip(offsets[:, 1], 0, len(segment))
-            to_byte = _utf8_offsets(segment)
+            to_byte = omap.byte_offsets
             own_starts, own_ends = to_byte[char_starts], to_byte[char_ends]  # before gaps are added
             fill_gaps(char_starts, char_ends, len(segment))
             byte_starts, byte_ends = to_byte[char_starts], to_byte[char_ends]

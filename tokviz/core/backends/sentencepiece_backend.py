@@ -25,20 +25,19 @@ library does not say directly:
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import sentencepiece as spm
 
+from tokviz.core.layout import TokenInfo, build_tokens, fill_gaps  # noqa: F401  (chatglm imports them here)
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
-from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
+from tokviz.core.tokens import Token, TokenKind, kind_for_bytes
 
 SPACE_MARK = "\u2581"  # `▁`
 
@@ -113,62 +112,6 @@ def _short(error: Exception) -> str:
     return text.removeprefix("INTERNAL: ")
 
 
-class TokenInfo:
-    """Per-id bytes, kind and piece in three dicts, so a whole text's fields are gathered with
-    `map(dict.__getitem__, ids)` in C rather than a Python loop."""
-
-    def __init__(self) -> None:
-        self.data: dict[int, bytes] = {}
-        self.kind: dict[int, TokenKind] = {}
-        self.piece: dict[int, str] = {}
-
-    def add(self, token_id: int, data: bytes, kind: TokenKind, piece: str) -> None:
-        self.data[token_id] = data
-        self.kind[token_id] = kind
-        self.piece[token_id] = piece
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many tuples.
-
-    Tokens hold no reference cycles, but allocating 250k+ tuples triggers repeated full collections
-    that scan the growing list: about half the time of a 1 MB encode.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def build_tokens(
-    ids: list[int],
-    byte_starts: list[int],
-    byte_ends: list[int],
-    starts: list[int],
-    ends: list[int],
-    info: TokenInfo,
-    datas: list[bytes] | None = None,
-) -> list[Token]:
-    """Tokens from parallel lists, built without a Python-level loop (`tuple.__new__` skips
-    NamedTuple's Python `__new__`, as `tokens_from_bytes` does). `datas` overrides the bytes."""
-    fields = zip(
-        ids,
-        map(info.data.__getitem__, ids) if datas is None else datas,
-        byte_starts,
-        byte_ends,
-        starts,
-        ends,
-        map(info.kind.__getitem__, ids),
-        map(info.piece.__getitem__, ids),
-    )
-    with gc_paused():
-        return list(map(tuple.__new__, itertools.repeat(Token), fields))
-
-
 #: token ids, byte starts, byte ends (in the segment) and `(index, bytes)` of unknown tokens
 Layout = tuple[list[int], np.ndarray, np.ndarray, list[tuple[int, bytes]]]
 
@@ -195,8 +138,6 @@ class SentencePieceTokenizer(Tokenizer):
             for i in range(self._size)
             if self._is_special(i) and i != self._unk_id
         }
-        self._info = TokenInfo()
-        self._text_map: tuple[str, OffsetMap] | None = None
 
     # -- loading ----------------------------------------------------------------------------------
 
@@ -297,23 +238,7 @@ class SentencePieceTokenizer(Tokenizer):
             self._check(token_id)
         return self.sp.decode(list(ids))
 
-    def _info_for(self, ids: Sequence[int]) -> TokenInfo:
-        """Bytes, kind and piece per id, computed once per id for the life of the tokenizer."""
-        info = self._info
-        for token_id in set(ids).difference(info.data):
-            info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
-        return info
-
     # -- encoding ---------------------------------------------------------------------------------
-
-    def _offset_map(self, text: str) -> OffsetMap:
-        """One OffsetMap per text, shared by the segments the special-token split makes."""
-        cached = self._text_map
-        if cached is not None and cached[0] is text:
-            return cached[1]
-        omap = OffsetMap(text)
-        self._text_map = (text, omap)
-        return omap
 
     @property
     def _identity_normalizer(self) -> bool:
@@ -430,16 +355,3 @@ def _share_runs(
         else:
             starts[first:holder] = a
             ends[first:holder] = b
-
-
-def fill_gaps(starts: np.ndarray, ends: np.ndarray, length: int) -> None:
-    """Make spans ordered and covering: a dropped run goes to the following token, a trailing one
-    to the last token."""
-    np.maximum.accumulate(starts, out=starts)
-    np.maximum(ends, starts, out=ends)
-    np.maximum.accumulate(ends, out=ends)
-    covered = np.empty_like(ends)
-    covered[0] = 0
-    covered[1:] = ends[:-1]
-    np.minimum(starts, covered, out=starts)
-    ends[-1] = length

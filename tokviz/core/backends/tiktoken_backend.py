@@ -14,8 +14,14 @@ from typing import Mapping, Sequence
 
 import tiktoken
 
-from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer, TokenizerError
-from tokviz.core.tokens import Token, TokenKind, kind_for_bytes, sanitize, tokens_from_bytes
+from tokviz.core.layout import tokens_from_bytes
+from tokviz.core.tokenizer import (
+    AllowedSpecial,
+    DisallowedSpecial,
+    Tokenizer,
+    TokenizerError,
+)
+from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes, sanitize
 
 
 def byte_level_alphabet() -> dict[int, str]:
@@ -93,7 +99,6 @@ class TiktokenTokenizer(Tokenizer):
         self.special_tokens = dict(encoding._special_tokens)
         self._special_ids = {i: s for s, i in self.special_tokens.items()}
         self._pieces: dict[int, str] = {}
-        self._info: dict[int, tuple[bytes, TokenKind, str]] = {}
 
     @classmethod
     def from_ranks(
@@ -162,14 +167,7 @@ class TiktokenTokenizer(Tokenizer):
         return self._lay_out(text[start:end], self.encoding.encode_ordinary(text[start:end]))
 
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
-        return tokens_from_bytes(text, ids, self._info_for(ids))
-
-    def _info_for(self, ids: Sequence[int]) -> dict[int, tuple[bytes, TokenKind, str]]:
-        """`(bytes, kind, piece)` per id, computed once per id for the life of the tokenizer."""
-        info = self._info
-        for token_id in set(ids).difference(info):
-            info[token_id] = (self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
-        return info
+        return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.encoding.decode(list(ids), errors="replace")
