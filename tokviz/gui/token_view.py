@@ -7,9 +7,11 @@ with 300k tokens neither freezes the window nor builds a widget or an HTML span 
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.core.tokens import Token, TokenKind
@@ -28,6 +30,7 @@ ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
+LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
 
 
 class TokenView(QAbstractScrollArea):
@@ -43,7 +46,8 @@ class TokenView(QAbstractScrollArea):
         self.fonts = fonts or Fonts.default(QFont(self.font()))
         self.measurer = CellMeasurer(self.fonts)
         self.colors: TokenColors = token_colors()
-        self.color_by_id = False
+        self._color_by_id = False
+        self._line_cache: OrderedDict[int, QPixmap] = OrderedDict()
         self.result: PaneResult | None = None
         self.token_layout: TokenLayout | None = None
         self.highlighted: range = range(0)
@@ -58,6 +62,16 @@ class TokenView(QAbstractScrollArea):
         self.viewport().setAutoFillBackground(True)
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    @property
+    def color_by_id(self) -> bool:
+        return self._color_by_id
+
+    @color_by_id.setter
+    def color_by_id(self, on: bool) -> None:
+        if on != self._color_by_id:
+            self._color_by_id = on
+            self.invalidate()
 
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
@@ -98,12 +112,14 @@ class TokenView(QAbstractScrollArea):
         self._line_h = self._top_h + (fm_small.height() if sub else 0.0) + LINE_GAP
         self._keep_char = keep_char
         if self.result is None or not self.result.tokens:
+            self._line_cache.clear()
             self.token_layout = None
             self._timer.stop()
             self._update_scrollbar()
             self.viewport().update()
             self.laid_out.emit()
             return
+        self._line_cache.clear()
         self.token_layout = TokenLayout(self.result.widths, self.result.newlines, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
         if not self.token_layout.done:
@@ -265,26 +281,85 @@ class TokenView(QAbstractScrollArea):
         painter.end()
 
     def _paint_lines(self, painter: QPainter) -> None:
-        """Paint the visible lines only: per line one slice of the columns, then one cell at a time."""
-        result, layout = self.result, self.token_layout
-        cum = layout.cum_array  # type: ignore[union-attr]
+        """Blit the visible lines from the line cache, then draw highlight and selection on top."""
         top = self.verticalScrollBar().value()
-        height = self._line_h - LINE_GAP
         for line in self.visible_lines():
-            rng = layout.line_range(line)  # type: ignore[union-attr]
-            if not rng:
-                continue
             y = MARGIN + line * self._line_h - top
-            xs = (cum[rng.start:rng.stop] - cum[rng.start] + MARGIN).tolist()
-            widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
-            ids = result.ids[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
-            for index, x, w, token_id in zip(rng, xs, widths, ids):
-                self._paint_cell(painter, index, token_id, QRectF(x, y, w, height))
+            painter.drawPixmap(QPointF(0, y), self._line_pixmap(line))
+            rng = self.token_layout.line_range(line)  # type: ignore[union-attr]
+            marked = range(max(rng.start, self.highlighted.start), min(rng.stop, self.highlighted.stop))
+            for index in marked:
+                self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
+            if self.selected is not None and self.selected in rng:
+                self._paint_mark(painter, self.selected, SELECT_PEN, Qt.BrushStyle.NoBrush)
 
-    def _paint_cell(self, painter: QPainter, index: int, token_id: int, rect: QRectF) -> None:
-        cell = self.result.cells[index]  # type: ignore[union-attr]
-        color = self.colors.for_token(index, token_id, cell.kind, by_id=self.color_by_id)
-        top = QRectF(rect.x(), rect.y(), rect.width(), self._top_h)
+    def _paint_mark(self, painter: QPainter, index: int, pen: QPen, brush) -> None:
+        rect = self.cell_rect(index)
+        if rect is not None:
+            painter.setPen(pen)
+            painter.setBrush(brush)
+            painter.drawRect(rect.adjusted(1, 1, -1, -1))
+
+    def _line_pixmap(self, line: int) -> QPixmap:
+        """One line's cells, painted once and cached: repaints for hover, highlight, scrolling and
+        layout progress only blit. Painting a cell costs tens of microseconds in Python."""
+        cache = self._line_cache
+        pixmap = cache.get(line)
+        if pixmap is not None:
+            cache.move_to_end(line)
+            return pixmap
+        ratio = self.devicePixelRatioF()
+        width, height = self.viewport().width(), self._line_h - LINE_GAP
+        pixmap = QPixmap(max(int(width * ratio), 1), max(int(height * ratio), 1))
+        pixmap.setDevicePixelRatio(ratio)
+        pixmap.fill(QColor("#ffffff"))
+        painter = QPainter(pixmap)
+        self._paint_line_cells(painter, line, height)
+        painter.end()
+        cache[line] = pixmap
+        if len(cache) > LINE_CACHE_SIZE:
+            cache.popitem(last=False)
+        return pixmap
+
+    def _paint_line_cells(self, painter: QPainter, line: int, height: float) -> None:
+        """Backgrounds, then every label in the main font, then hex bytes and ids in the small one:
+        three passes, so font and pen change three times per line instead of per cell."""
+        result, layout, m = self.result, self.token_layout, self.measurer
+        rng = layout.line_range(line)  # type: ignore[union-attr]
+        if not rng:
+            return
+        cum = layout.cum_array  # type: ignore[union-attr]
+        xs = (cum[rng.start:rng.stop] - cum[rng.start] + MARGIN).tolist()
+        widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
+        ids = result.ids[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
+        cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
+        top_h = self._top_h
+        for index, x, w, token_id, cell in zip(rng, xs, widths, ids, cells):
+            color = self.colors.for_token(index, token_id, cell.kind, by_id=self._color_by_id)
+            self._paint_background(painter, cell, QRectF(x, 0.0, w, top_h), color)
+        painter.setFont(self.fonts.main)
+        painter.setPen(TEXT_COLOR)
+        baseline = (top_h - m.main.height()) / 2 + m.main.ascent()
+        text_width = m.text_width
+        label_x: list[float] = []
+        for x, w, cell in zip(xs, widths, cells):
+            lw = text_width(cell.label)
+            lx = x + PAD_X if cell.hex else x + (w - lw) / 2  # centred unless hex bytes follow
+            label_x.append(lx + lw)
+            painter.drawText(QPointF(lx, baseline), cell.label)
+        painter.setFont(self.fonts.small)
+        small_base = (top_h - m.small.height()) / 2 + m.small.ascent()
+        for x, w, end, cell in zip(xs, widths, label_x, cells):
+            if cell.hex:
+                painter.setPen(HEX_COLOR)
+                painter.drawText(QPointF(end + HEX_GAP, small_base), cell.hex)
+            if cell.sub:
+                painter.setPen(ID_COLOR)
+                sw = text_width(cell.sub, small=True)
+                painter.drawText(QPointF(x + (w - sw) / 2, top_h + m.small.ascent()), cell.sub)
+
+    @staticmethod
+    def _paint_background(painter: QPainter, cell: Cell, top: QRectF, color: QColor) -> None:
         if cell.pill:
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             painter.setPen(Qt.PenStyle.NoPen)
@@ -298,37 +373,11 @@ class TokenView(QAbstractScrollArea):
             painter.drawRect(top.adjusted(0.5, 0.5, -0.5, -0.5))
         else:
             painter.fillRect(top, color)
-        self._paint_text(painter, cell, top)
-        if cell.sub:
-            painter.setFont(self.fonts.small)
-            painter.setPen(ID_COLOR)
-            sub_w = self.measurer.text_width(cell.sub, small=True)
-            baseline = top.bottom() + self.measurer.small.ascent()
-            painter.drawText(QPointF(rect.x() + (rect.width() - sub_w) / 2, baseline), cell.sub)
-        if index in self.highlighted:
-            painter.setPen(HIGHLIGHT_PEN)
-            painter.setBrush(HIGHLIGHT_FILL)
-            painter.drawRect(rect.adjusted(1, 1, -1, -1))
-        if index == self.selected:
-            painter.setPen(SELECT_PEN)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(rect.adjusted(1, 1, -1, -1))
 
-    def _paint_text(self, painter: QPainter, cell: Cell, top: QRectF) -> None:
-        painter.setFont(self.fonts.main)
-        painter.setPen(TEXT_COLOR)
-        label_w = self.measurer.text_width(cell.label)
-        baseline = top.y() + (top.height() - self.measurer.main.height()) / 2 + self.measurer.main.ascent()
-        if cell.hex:
-            x = top.x() + PAD_X
-        else:  # centred: the id row or a pill can make the cell wider than its label
-            x = top.x() + (top.width() - label_w) / 2
-        painter.drawText(QPointF(x, baseline), cell.label)
-        if cell.hex:
-            painter.setFont(self.fonts.small)
-            painter.setPen(HEX_COLOR)
-            small_base = top.y() + (top.height() - self.measurer.small.height()) / 2 + self.measurer.small.ascent()
-            painter.drawText(QPointF(x + label_w + HEX_GAP, small_base), cell.hex)
+    def invalidate(self) -> None:
+        """Forget the painted lines (new tokens, layout, colours or fonts)."""
+        self._line_cache.clear()
+        self.viewport().update()
 
     def is_fragment_styled(self, index: int) -> bool:
         """True when token `index` is drawn as a fragment: dashed box and hex bytes."""
