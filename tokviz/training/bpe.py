@@ -10,8 +10,9 @@ Speed comes from doing little per merge, and doing that little in C:
 
 - a chunk is a `str` whose characters are token ids (`chr(id)`), so finding and replacing a pair
   is `str.split` / `str.join`;
-- an index from each pair to the chunks holding it, so a merge only touches those chunks
-  (stale entries are skipped by a `pair in chunk` test);
+- an index from each pair to the chunks holding it, so a merge only touches those chunks (pairs
+  are only ever created next to a new id, so each pair's list is filled when that id is made;
+  chunks that no longer hold the pair are skipped by a `pair in chunk` test, in C);
 - pair counts change only next to a replaced occurrence; those changes are summed per pair
   before touching the counts and the heap;
 - a lazy heap of integer keys packing (count, pair): counts of existing pairs only fall, so a
@@ -81,7 +82,7 @@ class BpeTrainer:
         self.words: list[str] = [w for w, _ in items]
         self.freqs: list[int] = [f for _, f in items]
         self.counts: dict[str, int] = {}
-        self.index: dict[str, object] = {}  # pair -> numpy array or list of word positions
+        self.index: dict[str, np.ndarray | list[int]] = {}  # pair -> positions of words holding it
         self._count_initial_pairs()
 
     def _count_initial_pairs(self) -> None:
@@ -100,11 +101,15 @@ class BpeTrainer:
         present = np.flatnonzero(totals)
         pairs = {int(k): chr(k >> 8) + chr(k & 0xFF) for k in present}
         self.counts = {pairs[k]: int(c) for k, c in zip(present.tolist(), totals[present].tolist())}
-        # index: unique (pair, word) combinations, grouped by pair
-        combined = np.unique(keys * len(words) + owner)
-        pair_of, word_of = np.divmod(combined, len(words))
-        cuts = np.flatnonzero(np.diff(pair_of)) + 1
-        word_of = word_of.astype(np.int32)
+        # index: the words holding each pair; a stable radix sort on the 16-bit pair keeps each
+        # pair's words in order, so a word holding a pair twice is adjacent to itself
+        keys16 = keys.astype(np.uint16)
+        order = np.argsort(keys16, kind="stable")
+        pair_of, word_of = keys16[order], owner[order].astype(np.int32)
+        keep = np.ones(len(order), dtype=bool)
+        keep[1:] = (pair_of[1:] != pair_of[:-1]) | (word_of[1:] != word_of[:-1])
+        pair_of, word_of = pair_of[keep], word_of[keep]
+        cuts = np.flatnonzero(pair_of[1:] != pair_of[:-1]) + 1
         for key, group in zip(pair_of[np.r_[0, cuts]].tolist(), np.split(word_of, cuts)):
             self.index[pairs[key]] = group
 
@@ -168,7 +173,7 @@ class BpeTrainer:
         words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
         a, b = pair
         delta: defaultdict[str, int] = defaultdict(int)
-        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pairs -> words holding them
+        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pair -> words holding it
         held = index.pop(pair)
         replaced = 0
         for wi in held.tolist() if isinstance(held, np.ndarray) else held:
@@ -177,6 +182,23 @@ class BpeTrainer:
                 continue
             f = freqs[wi]
             parts = word.split(pair)
+            if len(parts) == 2:  # one occurrence: the common case, without the loop
+                before, after = parts
+                replaced += f
+                if before:
+                    c = before[-1]
+                    delta[c + a] -= f
+                    q = c + new
+                    delta[q] += f
+                    fresh[q].append(wi)
+                if after:
+                    c = after[0]
+                    delta[b + c] -= f
+                    q = new + c
+                    delta[q] += f
+                    fresh[q].append(wi)
+                words[wi] = before + new + after
+                continue
             n = len(parts) - 1
             replaced += n * f
             for i in range(n):
@@ -199,10 +221,9 @@ class BpeTrainer:
         delta.pop(pair, None)
         del counts[pair]
         for q, d in delta.items():
-            if new in q:
-                if d > 0:
-                    counts[q] = d
-                    heapq.heappush(heap, _pack(d, ord(q[0]), ord(q[1])))
+            if new in q:  # a new pair: only ever added to
+                counts[q] = d
+                heapq.heappush(heap, (-d << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
             elif d:
                 c = counts[q] + d
                 if c:
@@ -210,9 +231,7 @@ class BpeTrainer:
                 else:
                     del counts[q]
                     index.pop(q, None)
-        for q, held_by in fresh.items():
-            if q in counts:
-                index[q] = held_by
+        index.update(fresh)
         return replaced
 
 

@@ -22,15 +22,15 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Literal, Sequence
+from typing import Callable, Iterator, Literal, Sequence
 
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
-from tokviz.training.pretokenize import compile_pattern, count_chunks
+from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 from tokviz.training.walk import Skipped
 
 NonUtf8 = Literal["skip", "replace"]
 BLOCK_SIZE = 4 << 20
-TASK_BYTES = 8 << 20  # files are batched into tasks of about this many bytes
+TASKS_PER_JOB = 2  # few, large tasks: equal segments are only split once per task
 POOL_MIN_BYTES = 4 << 20  # below this, a pool costs more than it saves
 _CUT = re.compile(rb"[!-~] ")  # a printable ASCII character, then a space: cut between them
 
@@ -112,37 +112,62 @@ class TaskResult:
     skipped: list[Skipped]
 
 
-def count_files(paths: Sequence[str], pattern: str | None, non_utf8: NonUtf8) -> TaskResult:
-    """Count the chunks of some files (run in a worker); keys are `pretokenize.chunk_key`s."""
+def count_files(
+    paths: Sequence[str],
+    pattern: str | None,
+    non_utf8: NonUtf8,
+    on_bytes: Callable[[int], None] | None = None,
+) -> TaskResult:
+    """Count the chunks of some files; keys are `pretokenize.chunk_key`s.
+
+    Runs in a worker or in-process; `on_bytes(n)` is called as bytes are consumed (it may raise
+    to cancel). A file skipped half-way (a bad byte in a later block) adds nothing.
+    """
+    on_bytes = on_bytes or _PROGRESS_HOOK
     compiled = compile_pattern(pattern)
-    total: Counter[str] = Counter()
+    task = ChunkCounter(compiled)
     read, skipped = [], []
     for path in paths:
-        counts: Counter[str] = Counter()  # per file: a file skipped half-way adds nothing
-        n_bytes, replaced = 0, False
+        blocks = read_blocks(Path(path), non_utf8=non_utf8)
+        pending, counter, n_bytes, replaced = None, None, 0, False
         try:
-            for text, size, rep in read_blocks(Path(path), non_utf8=non_utf8):
-                count_chunks(text, compiled, counts)
+            for text, size, rep in blocks:
+                if pending is None and counter is None:
+                    pending = text  # maybe the only block: then it goes straight to the task
+                else:
+                    if counter is None:
+                        counter = ChunkCounter(compiled)
+                        counter.add(pending)
+                    counter.add(text)
                 n_bytes, replaced = n_bytes + size, replaced or rep
+                if on_bytes is not None:
+                    on_bytes(size)
         except SkipFile as e:
             skipped.append(Skipped(str(path), str(e)))
             continue
-        total.update(counts)
+        if counter is not None:
+            task.merge(counter)
+        elif pending is not None:
+            task.add(pending)
         read.append((str(path), n_bytes, replaced))
-    keyed = {k.encode("utf-8").decode("latin-1"): v for k, v in total.items()}
+    keyed = {k.encode("utf-8").decode("latin-1"): v for k, v in task.counts().items()}
     return TaskResult(keyed, read, skipped)
 
 
-def _tasks(files: Sequence[Path]) -> list[tuple[list[str], int]]:
-    tasks, batch, size = [], [], 0
+def _tasks(files: Sequence[Path], n_tasks: int) -> list[tuple[list[str], int]]:
+    """Batch files into about `n_tasks` tasks of similar size (files stay in order within one)."""
+    sizes = []
     for path in files:
         try:
-            n = path.stat().st_size
+            sizes.append(path.stat().st_size)
         except OSError:
-            n = 0
+            sizes.append(0)
+    target = max(sum(sizes) / max(n_tasks, 1), 1)
+    tasks, batch, size = [], [], 0
+    for path, n in zip(files, sizes):
         batch.append(str(path))
         size += n
-        if size >= TASK_BYTES:
+        if size >= target:
             tasks.append((batch, size))
             batch, size = [], 0
     if batch:
@@ -170,66 +195,85 @@ def count_corpus(
     Raises TrainingCancelled when `cancel` is set (workers are terminated at once).
     """
     compile_pattern(pattern)  # a bad pattern fails here, in the caller's process
-    tasks = _tasks(files)
-    total_bytes = sum(size for _, size in tasks)
     jobs = max(1, jobs or os.cpu_count() or 1)
+    tasks = _tasks(files, jobs * TASKS_PER_JOB)
+    total_bytes = sum(size for _, size in tasks)
     reporter = Reporter(progress, cancel, "counting", total=total_bytes)
-    counts: Counter[str] = Counter()
     report = CorpusReport()
+    reporter.emit(0, **_extra(report))
+    if jobs == 1 or len(tasks) < 2 or total_bytes < POOL_MIN_BYTES:
+        consumed = 0
 
-    def absorb(res: TaskResult) -> None:
-        counts.update(res.counts)
+        def on_bytes(n: int) -> None:
+            nonlocal consumed
+            consumed += n
+            reporter.tick(consumed, **_extra(report, consumed))
+
+        results = [count_files([str(p) for p in files], pattern, non_utf8, on_bytes)]
+    else:
+        results = _count_in_pool(tasks, pattern, non_utf8, min(jobs, len(tasks)), reporter, report)
+    counts: dict[str, int] = {}
+    for res in results:
+        if not counts:
+            counts = res.counts
+        else:
+            for key, n in res.counts.items():
+                counts[key] = counts.get(key, 0) + n
         report.files_skipped.extend(res.skipped)
         for path, n, replaced in res.read:
             report.files_read += 1
             report.bytes += n
             if replaced:
                 report.files_replaced.append(path)
-        reporter.emit(report.bytes, **_extra(report))
-
-    reporter.emit(0, **_extra(report))
-    if jobs == 1 or len(tasks) < 2 or total_bytes < POOL_MIN_BYTES:
-        for batch, _ in tasks:
-            for path in batch:  # one file at a time, so cancel is noticed between files
-                reporter.check()
-                absorb(count_files([path], pattern, non_utf8))
-    else:
-        _count_in_pool(tasks, pattern, non_utf8, min(jobs, len(tasks)), absorb, reporter)
     report.files_skipped.sort(key=lambda s: s.path)
     report.unique_chunks = len(counts)
-    return dict(counts), report
+    reporter.emit(report.bytes, **_extra(report))
+    return counts, report
 
 
-def _count_in_pool(tasks, pattern, non_utf8, jobs, absorb, reporter: Reporter) -> None:
-    # big tasks first, so the last one to finish is small
-    order = sorted(tasks, key=lambda t: -t[1])
-    pool = mp_context().Pool(jobs)
+_PROGRESS_HOOK: Callable[[int], None] | None = None  # set in pool workers
+
+
+def _init_worker(shared) -> None:
+    global _PROGRESS_HOOK
+
+    def add(n: int) -> None:
+        with shared.get_lock():
+            shared.value += n
+
+    _PROGRESS_HOOK = add
+
+
+def _count_in_pool(tasks, pattern, non_utf8, jobs, reporter: Reporter, report: CorpusReport) -> list[TaskResult]:
+    ctx = mp_context()
+    shared = ctx.Value("q", 0)
+    order = sorted(tasks, key=lambda t: -t[1])  # big tasks first, so the last to finish is small
+    pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,))
+    results = []
     try:
-        results = pool.imap_unordered(_run_task, [(b, pattern, non_utf8) for b, _ in order])
-        for _ in order:
-            while True:
-                reporter.check()
-                try:
-                    res = results.next(timeout=0.05)
-                    break
-                except multiprocessing.TimeoutError:
-                    continue
-            absorb(res)
+        pending = pool.imap_unordered(_run_task, [(b, pattern, non_utf8) for b, _ in order])
+        while len(results) < len(order):
+            reporter.tick(shared.value, **_extra(report, shared.value))
+            try:
+                results.append(pending.next(timeout=0.05))
+            except multiprocessing.TimeoutError:
+                continue
         pool.close()
     finally:
         pool.terminate()
         pool.join()
+    return results
 
 
 def _run_task(args: tuple[list[str], str | None, NonUtf8]) -> TaskResult:
     return count_files(*args)
 
 
-def _extra(report: CorpusReport) -> dict:
+def _extra(report: CorpusReport, consumed: int | None = None) -> dict:
     return {
         "files_read": report.files_read,
         "files_skipped": len(report.files_skipped),
-        "bytes_read": report.bytes,
+        "bytes_read": report.bytes if consumed is None else consumed,
     }
 
 

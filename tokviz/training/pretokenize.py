@@ -9,6 +9,7 @@ This module does not read files (see `corpus`) and does not merge (see `bpe`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import regex
@@ -67,55 +68,90 @@ def compile_pattern(pattern: str | None) -> regex.Pattern | None:
     return compiled
 
 
+class ChunkCounter:
+    """Count the chunks of many texts; `counts()` gives `chunk -> count`.
+
+    For the preset patterns each text is cut into segments at points no match crosses
+    (`SEGMENT`) and only the distinct segments are split, once, at the end: segments seen the
+    same number of times are joined and split by one `findall` call. The counts are exactly those
+    of `findall` on each whole text, at a fraction of the regex work, since words repeat.
+
+    >>> c = ChunkCounter(compile_pattern(CL100K_PATTERN))
+    >>> c.add("the cat the hat"); c.add("the end")
+    >>> sorted(c.counts().items())
+    [(' cat', 1), (' end', 1), (' hat', 1), (' the', 1), ('the', 2)]
+    """
+
+    def __init__(self, compiled: regex.Pattern | None) -> None:
+        self.compiled = compiled
+        self.chunks: Counter[str] = Counter()
+        self.segments: Counter[str] = Counter()
+        self.segmented = compiled is not None and compiled.pattern in SEGMENT_SAFE
+
+    def add(self, text: str) -> None:
+        if self.compiled is None:
+            if text:
+                self.chunks[text] += 1
+            return
+        findall = self.compiled.findall
+        if not self.segmented:
+            self.chunks.update(findall(text))
+            return
+        segments = SEGMENT.findall(text)
+        if segments and not segments[-1]:
+            segments.pop()  # findall's empty match at the end
+        if len(segments) <= 2:
+            self.chunks.update(findall(text))
+            return
+        # the first and last segments touch the ends of the text (`$` sees the end); the middle
+        # ones start with a cut space and end before one, so they can be joined in any order
+        self.chunks.update(findall(segments[0]))
+        self.chunks.update(findall(segments[-1]))
+        self.segments.update(segments[1:-1])
+
+    def merge(self, other: "ChunkCounter") -> None:
+        self.chunks.update(other.chunks)
+        self.segments.update(other.segments)
+
+    def counts(self) -> Counter[str]:
+        """Split the pending segments and return all chunk counts."""
+        if self.segments:
+            findall = self.compiled.findall
+            by_count: dict[int, list[str]] = {}
+            for segment, n in self.segments.items():
+                group = by_count.get(n)
+                if group is None:
+                    by_count[n] = [segment]
+                else:
+                    group.append(segment)
+            self.segments = Counter()
+            chunks = self.chunks
+            for n, group in by_count.items():
+                found = findall("".join(group))
+                if n == 1:
+                    chunks.update(found)  # a list: counted in C
+                elif len(found) * n <= 1 << 20:
+                    chunks.update(found * n)  # still in C, and cheaper than a loop here
+                else:
+                    for chunk, k in Counter(found).items():
+                        chunks[chunk] += k * n
+        self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
+        return self.chunks
+
+
 def count_chunks(text: str, compiled: regex.Pattern | None, counts: Counter[str]) -> None:
-    """Add the chunks of `text` to `counts` (text outside every match is dropped, as in tiktoken).
-
-    For the preset patterns the text is first cut into space-led segments and each distinct
-    segment is split once (see `_segments`); the counts are exactly those of `findall` on the
-    whole text, several times faster on prose, where words repeat.
-    """
-    if compiled is None:
-        if text:
-            counts[text] += 1
-        return
-    findall = compiled.findall
-    if compiled.pattern not in _SEGMENT_SAFE:
-        counts.update(findall(text))
-    else:
-        for segment, n in Counter(_segments(text)).items():
-            if n == 1:
-                counts.update(findall(segment))
-            else:
-                for chunk in findall(segment):
-                    counts[chunk] += n
-    counts.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
+    """Add the chunks of one text to `counts` (see `ChunkCounter` for many texts)."""
+    counter = ChunkCounter(compiled)
+    counter.add(text)
+    counts.update(counter.counts())
 
 
-#: patterns for which a space that follows a non-space always starts a new chunk: no alternative
-#: holds a non-space followed by a space, none looks behind, and the segment before the cut ends
-#: in a non-space, so `$` and `(?!\S)` see the same thing as in the whole text. Checked by a
-#: property test against `findall` on the whole text.
-_SEGMENT_SAFE = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
-
-
-def _segments(text: str) -> list[str]:
-    """Cut `text` before every space that follows a non-space character.
-
-    >>> _segments("a b  c\\n d")
-    ['a', ' b', '  c\\n d']
-    """
-    parts = text.split(" ")
-    out: list[str] = []
-    append = out.append
-    pending = parts[0]
-    for part in parts[1:]:
-        if pending and not pending[-1].isspace():
-            append(pending)
-            pending = " " + part
-        else:
-            pending += " " + part
-    append(pending)
-    return out
+#: Cut points for the presets: before a space that follows a non-space. No alternative of these
+#: patterns holds a non-space followed by a space and none looks behind, and the text before a cut
+#: ends in a non-space, so `$` and `(?!\S)` see the same as in the whole text. A property test
+#: checks `count_chunks` against `findall` on the whole text.
+SEGMENT = re.compile(r" ?(?:[^ ]++|(?<=\s) )*+")
+SEGMENT_SAFE = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
 
 
 def chunk_key(text: str) -> str:
