@@ -1,0 +1,262 @@
+"""The stages a text goes through in a tokenizer, for the pipeline view.
+
+`pipeline(tokenizer, text)` returns a list of `Stage`s, each a whole text (`Stage.text`) or a list of
+readable items (`Stage.items`: chunks, pieces) or ids, with a note saying what happened there:
+
+* tiktoken: no normalization; special tokens split off as the policy says; the split regex's chunks;
+  the tokens; no special tokens added; ids.
+* SentencePiece: the normalizer's output (`sp.normalize`: NFKC where the model says so, `▁` for
+  spaces, the dummy prefix); the words `▁` starts (SentencePiece has no pre-tokenizer: a view);
+  the pieces; BOS/EOS as the model defines them, added only when asked (`add_bos`, `add_eos`); ids.
+* Hugging Face `tokenizer.json`: the normalizer's output; `pre_tokenize_str` chunks; the pieces;
+  what the post-processor adds (`add_special_tokens=True`); ids.
+* ChatGLM-6B: its preprocessing steps (lower-casing, `<n>`, `<|tab|>`, `<|blank_n|>`), then the
+  SentencePiece stages, then `[gMASK]` `<sop>` appended; ids.
+
+The final ids stage always equals what the tokenizer's `encode` returns (plus BOS/EOS when asked).
+Views show the stages as they come and never branch on the backend; this module does.
+
+This module does not encode anything itself beyond asking the libraries for their intermediate
+results, and it does not replay merges (`tokviz.core.replay` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
+from tokviz.core.tokens import Token, display_text, sanitize
+
+StageName = Literal["preprocess", "normalization", "pre-tokenization", "model", "special tokens", "ids"]
+SPACE_MARK = "\u2581"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: `name` is its role, `title` what a view shows as its heading."""
+
+    name: StageName
+    title: str
+    text: str | None = None
+    items: tuple[str, ...] = ()
+    ids: tuple[int, ...] = ()
+    note: str = ""
+
+
+def pipeline(
+    tokenizer: Tokenizer,
+    text: str,
+    *,
+    allowed_special: AllowedSpecial = frozenset(),
+    disallowed_special: DisallowedSpecial = (),
+    add_bos: bool = False,
+    add_eos: bool = False,
+) -> list[Stage]:
+    """The stages `text` goes through in `tokenizer`.
+
+    >>> [s.name for s in pipeline(load("cl100k_base"), "hello world")]  # doctest: +SKIP
+    ['normalization', 'pre-tokenization', 'model', 'special tokens', 'ids']
+    """
+    from tokviz.core.chatglm import ChatGLMTokenizer
+
+    text = sanitize(text)
+    policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+    tokens = tokenizer.encode(text, **policy)
+    if isinstance(tokenizer, ChatGLMTokenizer):
+        return _chatglm_stages(tokenizer, text, tokens, policy)
+    if isinstance(getattr(tokenizer, "mergeable_ranks", None), dict):
+        return _tiktoken_stages(tokenizer, text, tokens, policy)
+    if getattr(tokenizer, "sp", None) is not None:
+        return _sentencepiece_stages(tokenizer, text, tokens, policy, add_bos=add_bos, add_eos=add_eos)
+    if getattr(tokenizer, "tk", None) is not None:
+        return _huggingface_stages(tokenizer, text, tokens)
+    return [_model_stage(tokens), _ids_stage([t.id for t in tokens])]
+
+
+def _model_stage(tokens: Sequence[Token], note: str = "") -> Stage:
+    pieces, ids = tuple(t.piece for t in tokens), tuple(t.id for t in tokens)
+    return Stage("model", "Model pieces", items=pieces, ids=ids, note=note)
+
+
+def _ids_stage(ids: Sequence[int], note: str = "") -> Stage:
+    return Stage("ids", "Final ids", ids=tuple(ids), note=note)
+
+
+def _segments(tokenizer: Tokenizer, text: str, policy: dict) -> list[tuple[str, bool]]:
+    """`(text, is_special)` segments after the special-token split the policy asks for."""
+    split = tokenizer._split_special(text, policy["allowed_special"], policy["disallowed_special"])
+    return [(text[a:b], special is not None) for a, b, special in split]
+
+
+# -- tiktoken -------------------------------------------------------------------------------------
+
+
+def _tiktoken_stages(tokenizer: Tokenizer, text: str, tokens: list[Token], policy: dict) -> list[Stage]:
+    from tokviz.core.replay import split_chunks
+
+    pattern: str = tokenizer.pattern  # type: ignore[attr-defined]
+    chunks: list[str] = []
+    for segment, special in _segments(tokenizer, text, policy):
+        if special:
+            chunks.append(segment)
+        else:
+            chunks.extend(display_text(segment[a:b]) for a, b in split_chunks(pattern, segment))
+    shown = pattern if len(pattern) <= 80 else pattern[:77] + "..."
+    return [
+        Stage(
+            "normalization", "Normalization", text=text,
+            note="none: tiktoken works on the text's UTF-8 bytes as typed",
+        ),
+        Stage(
+            "pre-tokenization", "Pre-tokenization (split regex)", items=tuple(chunks),
+            note=f"special tokens are matched first as the policy says; the rest is cut by {shown}",
+        ),
+        _model_stage(tokens, "byte-level BPE merges inside each chunk (see the merge replay)"),
+        Stage(
+            "special tokens", "Special tokens added",
+            note="none: tiktoken adds no BOS/EOS (chat formats add their own)",
+        ),
+        _ids_stage([t.id for t in tokens]),
+    ]
+
+
+# -- SentencePiece --------------------------------------------------------------------------------
+
+
+def _normalized(sp, tokenizer: Tokenizer, text: str, policy: dict) -> str:
+    return "".join(
+        segment if special else sp.normalize(segment) for segment, special in _segments(tokenizer, text, policy)
+    )
+
+
+def words(normalized: str) -> list[str]:
+    """Split normalized text before each run of `▁` that follows a non-`▁` (the words a view shows).
+
+    >>> words("▁hello▁▁world")
+    ['▁hello', '▁▁world']
+    """
+    out: list[str] = []
+    for k, c in enumerate(normalized):
+        if not out or (c == SPACE_MARK and normalized[k - 1] != SPACE_MARK):
+            out.append(c)
+        else:
+            out[-1] += c
+    return out
+
+
+def _normalizer_note(tokenizer: Tokenizer) -> str:
+    info = getattr(tokenizer, "model_info", None)
+    name = info.normalizer_name if info is not None and info.normalizer_name else "the model's"
+    extra = "" if info is None or not info.remove_extra_whitespaces else ", extra spaces removed"
+    return f"normalizer {name}{extra}; spaces become ▁ and a ▁ dummy prefix starts the text"
+
+
+def _sentencepiece_stages(
+    tokenizer: Tokenizer, text: str, tokens: list[Token], policy: dict, *, add_bos: bool, add_eos: bool
+) -> list[Stage]:
+    sp = tokenizer.sp  # type: ignore[attr-defined]
+    normalized = _normalized(sp, tokenizer, text, policy)
+    ids = [t.id for t in tokens]
+    added: list[str] = []
+    added_ids: list[int] = []
+    defined = []
+    for flag, piece_id, where in ((add_bos, sp.bos_id(), "BOS"), (add_eos, sp.eos_id(), "EOS")):
+        if piece_id >= 0:
+            defined.append(f"{where} {sp.id_to_piece(piece_id)} (id {piece_id})")
+            if flag:
+                added.append(sp.id_to_piece(piece_id))
+                added_ids.append(piece_id)
+                ids = [piece_id, *ids] if where == "BOS" else [*ids, piece_id]
+    note = (
+        f"the model defines {', '.join(defined)}; sentencepiece adds them only when asked "
+        f"(transformers' Llama/Mistral tokenizers add the BOS)" if defined else "the model defines no BOS/EOS"
+    )
+    return [
+        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(tokenizer)),
+        Stage(
+            "pre-tokenization", "Words (▁ marks)", items=tuple(words(normalized)),
+            note="SentencePiece has no pre-tokenizer: this is where ▁ starts a word; the model cuts the "
+            "whole normalized text, user-defined symbols whole",
+        ),
+        _model_stage(tokens, "pieces as the vocabulary spells them (<0xNN>: byte fallback)"),
+        Stage("special tokens", "Special tokens added", items=tuple(added), ids=tuple(added_ids), note=note),
+        _ids_stage(ids),
+    ]
+
+
+# -- Hugging Face tokenizer.json ------------------------------------------------------------------
+
+
+def _huggingface_stages(tokenizer: Tokenizer, text: str, tokens: list[Token]) -> list[Stage]:
+    tk = tokenizer.tk  # type: ignore[attr-defined]
+    normalized = tk.normalizer.normalize_str(text) if tk.normalizer is not None else text
+    chunks: tuple[str, ...] = (normalized,)
+    pre_note = "no pre-tokenizer: the model sees the whole text"
+    if tk.pre_tokenizer is not None:
+        pieces = [piece for piece, _ in tk.pre_tokenizer.pre_tokenize_str(normalized)]
+        if getattr(tokenizer, "byte_level", False):
+            pieces = [display_text(_from_byte_level(p)) for p in pieces]
+        chunks = tuple(pieces)
+        pre_note = "the pre-tokenizer's chunks (byte-level pieces shown as text)"
+    ids = [t.id for t in tokens]
+    with_special = tk.encode(text, add_special_tokens=True).ids
+    without = tk.encode(text, add_special_tokens=False).ids
+    added = _added_ids(with_special, without)
+    return [
+        Stage("normalization", "Normalization", text=normalized,
+              note="the normalizer's output" if tk.normalizer is not None else "none"),
+        Stage("pre-tokenization", "Pre-tokenization", items=chunks, note=pre_note),
+        _model_stage(tokens),
+        Stage(
+            "special tokens", "Special tokens added",
+            items=tuple(tokenizer.piece(i) for i in added), ids=tuple(added),
+            note="what the post-processor adds with add_special_tokens=True; tokviz's panes show the text's own tokens",
+        ),
+        _ids_stage(ids),
+    ]
+
+
+def _from_byte_level(piece: str) -> bytes:
+    from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
+
+    if all(c in BYTE_LEVEL_INVERSE for c in piece):
+        return bytes(BYTE_LEVEL_INVERSE[c] for c in piece)
+    return piece.encode("utf-8")
+
+
+def _added_ids(with_special: list[int], without: list[int]) -> list[int]:
+    """Ids the post-processor put around the text's own ids."""
+    for k in range(len(with_special) - len(without) + 1):
+        if with_special[k : k + len(without)] == without:
+            return with_special[:k] + with_special[k + len(without) :]
+    return []
+
+
+# -- ChatGLM-6B -----------------------------------------------------------------------------------
+
+
+def _chatglm_stages(tokenizer, text: str, tokens: list[Token], policy: dict) -> list[Stage]:
+    steps = [
+        Stage("preprocess", step.name.capitalize(), text=step.text, note=step.note)
+        for step in tokenizer.preprocess_steps(text)
+    ]
+    preprocessed = tokenizer.preprocess(text).text
+    sp = tokenizer.base.sp
+    normalized = sp.normalize(preprocessed)
+    appended = tokens[len(tokens) - 2 :] if tokenizer.add_special_tokens else []
+    own = tokens[: len(tokens) - len(appended)]
+    return [
+        *steps,
+        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(tokenizer.base)),
+        Stage("pre-tokenization", "Words (▁ marks)", items=tuple(words(normalized)),
+              note="SentencePiece has no pre-tokenizer: <n>, <|tab|>, <|blank_n|> are cut whole"),
+        _model_stage(own, "sentencepiece's pieces of the preprocessed text"),
+        Stage(
+            "special tokens", "Special tokens added", items=tuple(t.piece for t in appended),
+            ids=tuple(t.id for t in appended),
+            note="[gMASK] <sop> end an input; a training target is followed by <eop> (preprocess_example)",
+        ),
+        _ids_stage([t.id for t in tokens]),
+    ]
