@@ -44,12 +44,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tokviz.core.backends.sentencepiece_backend import (
-    SentencePieceTokenizer,
-    TokenInfo,
-    build_tokens,
-    fill_gaps,
-)
+from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
+from tokviz.core.layout import build_tokens, fill_gaps
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -250,7 +246,6 @@ class ChatGLMTokenizer(Tokenizer):
         self.special_tokens = {
             piece: i + self.offset for piece, i in base.special_tokens.items() if i not in self._whitespace
         }
-        self._info = TokenInfo()
 
     @classmethod
     def from_file(cls, path: str | os.PathLike, **options) -> ChatGLMTokenizer:
@@ -399,7 +394,7 @@ class ChatGLMTokenizer(Tokenizer):
         starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
         ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
         fill_gaps(starts, ends, end - start)
-        omap = OffsetMap(text)
+        omap = self._offset_map(text)  # one map per text, shared by its segments
         starts += start
         ends += start
         byte_starts, byte_ends = _byte_spans(pieces, mapped, omap, starts.tolist(), ends.tolist(), start)
@@ -409,12 +404,6 @@ class ChatGLMTokenizer(Tokenizer):
             t.bytes if t.kind == TokenKind.UNKNOWN else info.data[i] for t, i in zip(pieces, ids)
         ]
         return build_tokens(ids, byte_starts, byte_ends, starts.tolist(), ends.tolist(), info, datas)
-
-    def _info_for(self, ids: Sequence[int]) -> TokenInfo:
-        info = self._info
-        for token_id in set(ids).difference(info.data):
-            info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
-        return info
 
 
 def _byte_spans(
