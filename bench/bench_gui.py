@@ -42,6 +42,7 @@ class StallMeter:
 
     def __init__(self) -> None:
         self.gaps: list[float] = []
+        self.at: list[float] = []  # when each gap ended
         self.clock = QElapsedTimer()
         self.timer = QTimer(interval=10)
         self.timer.timeout.connect(self._tick)
@@ -52,6 +53,7 @@ class StallMeter:
 
     def _tick(self) -> None:
         self.gaps.append(self.clock.nsecsElapsed() / 1e6)
+        self.at.append(time.perf_counter())
         self.clock.restart()
 
 
@@ -101,7 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     QTimer.singleShot(int(args.timeout * 1000), app.quit)
     app.exec()
     meter.timer.stop()
-    report(window, text, paste_s, done_at, meter.gaps)
+    end = t0 + (done_at[0] if done_at else args.timeout)
+    gaps = [g for g, a in zip(meter.gaps, meter.at) if a <= end + 0.05]
+    report(window, text, paste_s, done_at, gaps)
+    worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
+    print("longest gaps (ms, ended at s after the paste):",
+          ", ".join(f"{g:.0f} @ {a - t0:.2f}" for g, a in worst))
     window.close()
     return 0 if done_at else 1
 

@@ -85,7 +85,7 @@ def test_covering_equals_brute_force(lengths: list[int], a: int, b: int) -> None
 
 def test_model_modules_do_not_import_qt() -> None:
     code = (
-        "import sys, tokviz.gui.cells, tokviz.gui.token_layout, tokviz.gui.offsets;"
+        "import sys, tokviz.gui.cells, tokviz.gui.token_layout, tokviz.gui.offsets, tokviz.gui.encode_process;"
         "assert 'PySide6' not in sys.modules, 'Qt imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -109,3 +109,17 @@ def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
         "p.end()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
+    from tokviz.core.tokenizer import SpecialPolicy
+    from tokviz.gui.encode_process import TokenColumns, encode
+
+    qwen = vocab("qwen")
+    text = "根 안녕 👋🏽 <|endoftext|> plain"
+    policy = SpecialPolicy.parse("all")
+    expected = qwen.encode_with(text, policy)
+    tokens = TokenColumns(encode(qwen, text, policy))
+    assert tokens == expected and len(tokens) == len(expected)
+    assert tokens[-1] == expected[-1] and tokens[1:3] == expected[1:3]
+    assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}

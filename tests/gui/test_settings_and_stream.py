@@ -33,7 +33,7 @@ def test_view_modes_change_cells_not_tokens(qtbot, make_window) -> None:
     tokens = pane.view.tokens
     window.set_options(mode="ids")
     wait_ready(qtbot, window)
-    assert pane.view.tokens is tokens  # the worker reused the encode, only the cells changed
+    assert pane.view.tokens.cols is tokens.cols  # the worker reused the encode, only the cells changed
     assert [pane.view.cell(i).label for i in range(len(tokens))] == [str(t.id) for t in tokens]
     window.set_options(mode="both")
     wait_ready(qtbot, window)
@@ -42,7 +42,7 @@ def test_view_modes_change_cells_not_tokens(qtbot, make_window) -> None:
 
 def test_stream_naive_vs_buffered_qwen_example(qtbot, vocab) -> None:
     qwen = vocab("qwen")
-    dialog = StreamDialog(qwen, [51461, 117])
+    dialog = StreamDialog.from_tokenizer(qwen, [51461, 117])
     qtbot.addWidget(dialog)
     assert dialog.step()
     assert dialog.naive_text() == " \ufffd"  # the seeds' `tokenizer.decode([51461])`
@@ -55,12 +55,20 @@ def test_stream_naive_vs_buffered_qwen_example(qtbot, vocab) -> None:
 def test_stream_plays_with_a_timer(qtbot, make_window) -> None:
     window = make_window(["qwen"], " 根根")
     window.open_stream(window.panes[0])
+    qtbot.waitUntil(lambda: getattr(window, "_stream", None) is not None, timeout=10_000)
     dialog = window._stream
     qtbot.addWidget(dialog)
     dialog.speed.setValue(500)
     dialog.toggle()
     qtbot.waitUntil(lambda: dialog.position == len(dialog.ids), timeout=5000)
     assert dialog.buffered_text() == " 根根"
+
+
+def test_run_reports_a_missing_file(capsys) -> None:
+    from tokviz.gui.app import run
+
+    assert run(["tokviz", "/nonexistent/tokviz-input.txt", "--no-restore"]) == 2
+    assert "tokviz-input.txt" in capsys.readouterr().err
 
 
 def test_command_line_options() -> None:

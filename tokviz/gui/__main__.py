@@ -6,4 +6,5 @@ import sys
 
 from tokviz.gui.app import run
 
-raise SystemExit(run(sys.argv[1:]))
+if __name__ == "__main__":  # the tokenizer processes are spawned: they re-import this module
+    raise SystemExit(run(sys.argv))

@@ -38,10 +38,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def build_app(argv: Sequence[str] | None = None) -> QApplication:
-    """The QApplication (reused when one exists), with the tokviz names, icon and style."""
+    """The QApplication (reused when one exists), with the tokviz names, icon and style.
+    `argv` is like `sys.argv` (Qt reads its own options from it)."""
     app = QApplication.instance()
     if app is None:
-        app = QApplication([sys.argv[0] if sys.argv else "tokviz", *(argv or [])])
+        app = QApplication(list(argv or []) or ["tokviz"])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setWindowIcon(icon("tokviz"))
@@ -107,9 +108,11 @@ def _select_when_ready(window: MainWindow, char: int) -> None:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    """Entry point for `tokviz gui [options]`: argv holds the options (no program name)."""
-    args = parse_args(argv)
-    app = build_app([])
+    """Entry point for `tokviz gui [options]`. `argv` is like `sys.argv`: the program name, then
+    the options (`run(["tokviz", "--sample", "mixed", "-t", "qwen"])`)."""
+    argv = list(sys.argv if argv is None else argv)
+    args = parse_args(argv[1:])
+    app = build_app(argv[:1])
     try:
         window = window_from_args(args)
     except (OSError, KeyError) as e:
@@ -120,4 +123,4 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(run(sys.argv[1:]))
+    raise SystemExit(run(sys.argv))

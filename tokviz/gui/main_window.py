@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
         pane.remove_requested.connect(self.remove_pane)
         pane.move_requested.connect(self.move_pane)
         pane.stream_requested.connect(self.open_stream)
+        pane.stream_ready.connect(self._show_stream)
         pane.hovered_chars.connect(self._on_pane_hover)
         pane.token_clicked.connect(self._on_token_clicked)
         pane.scrolled.connect(self._on_pane_scrolled)
@@ -159,7 +160,7 @@ class MainWindow(QMainWindow):
         pane.message.connect(self.show_message)
         self.panes.append(pane)
         self.pane_splitter.addWidget(pane)
-        pane.set_text(self.text())
+        pane.set_text(self._offsets.text)
         self._refresh_stats()
         return pane
 
@@ -194,7 +195,8 @@ class MainWindow(QMainWindow):
                 f"{p.title.text()}: {len(p.result.tokens):,}" if p.result else f"{p.spec}: {p.error}"
                 for p in self.panes
             ]
-            self.statusBar().showMessage(f"{len(self.text()):,} characters · " + " · ".join(parts))
+            chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
+            self.statusBar().showMessage(f"{chars:,} characters · " + " · ".join(parts))
 
     def _refresh_stats(self) -> None:
         first = self.panes[0].stats() if self.panes else None
@@ -273,12 +275,14 @@ class MainWindow(QMainWindow):
             self._syncing = False
 
     def open_stream(self, pane: TokenPane) -> None:
+        """Open the streaming-decode view for a pane (once its process has decoded the ids)."""
+        if not pane.request_stream():
+            self.show_message(f"{pane.spec}: nothing to stream yet")
+
+    def _show_stream(self, pane: TokenPane, ids: list, naive: list, buffered: list) -> None:
         from tokviz.gui.stream_view import StreamDialog
 
-        if pane.tokenizer is None or pane.result is None:
-            self.show_message(f"{pane.spec}: nothing to stream yet")
-            return
-        self._stream = StreamDialog(pane.tokenizer, pane.result.ids.tolist(), parent=self)
+        self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self)
         self._stream.show()
 
     # -- settings --------------------------------------------------------------------------

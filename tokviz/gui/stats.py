@@ -65,12 +65,13 @@ class TokenBarChart(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[tuple[str, int | None]] = []
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(180)
+        # a fixed size: a chart that grows with its rows would resize the editor beside it, and
+        # re-wrapping a 1 MB document in the editor is a stall of its own
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Ignored)
+        self.setFixedWidth(300)
 
     def set_rows(self, rows: list[tuple[str, int | None]]) -> None:
         self.rows = rows
-        self.updateGeometry()
         self.update()
 
     def sizeHint(self) -> QSize:  # noqa: N802

@@ -21,12 +21,16 @@ MAX_STREAM_TOKENS = 20_000
 
 
 class StreamDialog(QDialog):
-    def __init__(self, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> None:
+    """Two panes filled token by token: `naive[i]` and `buffered[i]` are what token i adds
+    (`buffered` may hold one more piece: the flush of bytes left incomplete at the end)."""
+
+    def __init__(self, name: str, ids: Sequence[int], naive: Sequence[str], buffered: Sequence[str],
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Streaming decode — {tokenizer.name}")
-        self.ids = list(ids[:MAX_STREAM_TOKENS])
-        self.naive = list(naive_stream(tokenizer, self.ids))
-        self.buffered = list(buffered_stream(tokenizer, self.ids))
+        self.setWindowTitle(f"Streaming decode — {name}")
+        self.ids = list(ids)
+        self.naive = list(naive)
+        self.buffered = list(buffered)
         self.position = 0
         self.naive_edit = QPlainTextEdit(readOnly=True)
         self.buffered_edit = QPlainTextEdit(readOnly=True)
@@ -46,6 +50,13 @@ class StreamDialog(QDialog):
         self.timer.timeout.connect(self.step)
         self.resize(900, 420)
         self._show_status()
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> "StreamDialog":
+        ids = list(ids[:MAX_STREAM_TOKENS])
+        naive = list(naive_stream(tokenizer, ids))
+        buffered = list(buffered_stream(tokenizer, ids))
+        return cls(tokenizer.name, ids, naive, buffered, parent)
 
     def toggle(self) -> None:
         if self.timer.isActive():

@@ -8,7 +8,8 @@ from PySide6.QtWidgets import (
     QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget,
 )
 
-from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
+from tokviz.core.tokenizer import SpecialPolicy
+from tokviz.gui.encode_process import TokenizerInfo
 from tokviz.gui.cell_metrics import Fonts
 from tokviz.gui.cells import ViewOptions
 from tokviz.gui.stats import PaneStats
@@ -18,6 +19,7 @@ from tokviz.gui.workers import PaneResult, PaneWorker, TokenizeRequest
 
 POLICIES = ("none", "all", "raise")
 MAX_OCCURRENCES_SHOWN = 8
+MAX_STREAM_TOKENS = 20_000
 
 
 class TokenPane(QFrame):
@@ -32,8 +34,11 @@ class TokenPane(QFrame):
     updated = Signal(object)  # a new result, an error or the tokenizer loaded
     message = Signal(str)  # for the status bar
 
+    stream_ready = Signal(object, object, object, object)  # self, ids, naive, buffered
+
     _load = Signal(str)
     _request = Signal(object)
+    _stream_request = Signal(object)
 
     def __init__(self, spec: str, *, options: ViewOptions, fonts: Fonts | None = None,
                  policy: str = "none", parent: QWidget | None = None) -> None:
@@ -41,7 +46,7 @@ class TokenPane(QFrame):
         self.setObjectName("tokenPane")
         self.spec = spec
         self.options = options
-        self.tokenizer: Tokenizer | None = None
+        self.tokenizer: TokenizerInfo | None = None
         self.result: PaneResult | None = None
         self.error: str | None = None
         self.busy = False
@@ -86,8 +91,12 @@ class TokenPane(QFrame):
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True)
         self.warning.hide()
+        # labels whose text changes must not change the pane's width: every view would re-wrap
+        for label in (self.subtitle, self.warning):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TokenView(fonts=fonts)
         self.details = QLabel(objectName="paneSubheader", wordWrap=True)
+        self.details.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details.hide()
         self.stats_label = QLabel("—", objectName="statsLabel")
@@ -113,6 +122,8 @@ class TokenPane(QFrame):
         self._worker.moveToThread(self._thread)
         self._load.connect(self._worker.load)
         self._request.connect(self._worker.run)
+        self._stream_request.connect(self._worker.stream)
+        self._worker.streamed.connect(lambda ids, naive, buffered: self.stream_ready.emit(self, ids, naive, buffered))
         self._worker.loaded.connect(self._on_loaded)
         self._worker.load_failed.connect(self._on_load_failed)
         self._worker.finished.connect(self._on_finished)
@@ -122,13 +133,23 @@ class TokenPane(QFrame):
         self._load.emit(self.spec)
 
     def shutdown(self) -> None:
-        """Cancel, stop the thread and wait for it (a running QThread must never be collected)."""
+        """Cancel, stop the thread and wait for it (a running QThread must never be collected),
+        then end the tokenizer process."""
         if self._thread is None:
             return
         self._worker.cancel()
         self._thread.quit()
         self._thread.wait()
+        self._worker.stop_process()
         self._thread = None  # type: ignore[assignment]
+
+    def request_stream(self) -> bool:
+        """Ask the tokenizer process for the naive and buffered decode of this pane's tokens;
+        `stream_ready` follows. False when there is nothing to stream."""
+        if self.result is None or self._thread is None:
+            return False
+        self._stream_request.emit(self.result.ids[:MAX_STREAM_TOKENS].tolist())
+        return True
 
     # -- requests --------------------------------------------------------------------------
     @property
@@ -164,7 +185,7 @@ class TokenPane(QFrame):
         self._request.emit(TokenizeRequest(self._gen, self._text, self.policy, self.options, self.view.fonts))
 
     # -- results ---------------------------------------------------------------------------
-    def _on_loaded(self, tokenizer: Tokenizer) -> None:
+    def _on_loaded(self, tokenizer: TokenizerInfo) -> None:
         self.tokenizer = tokenizer
         self.title.setText(tokenizer.name)
         self.title.setToolTip(tokenizer.describe())

@@ -7,6 +7,7 @@ with 300k tokens neither freezes the window nor builds a widget or an HTML span 
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -30,6 +31,7 @@ ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
+PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
 
 
@@ -62,6 +64,9 @@ class TokenView(QAbstractScrollArea):
         self.viewport().setAutoFillBackground(True)
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # always on: a scroll bar that appears once the text is long would narrow the viewport
+        # and force a second full re-wrap
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
 
     @property
     def color_by_id(self) -> bool:
@@ -283,8 +288,14 @@ class TokenView(QAbstractScrollArea):
     def _paint_lines(self, painter: QPainter) -> None:
         """Blit the visible lines from the line cache, then draw highlight and selection on top."""
         top = self.verticalScrollBar().value()
+        deadline = time.perf_counter() + PAINT_BUDGET_S
         for line in self.visible_lines():
             y = MARGIN + line * self._line_h - top
+            if line not in self._line_cache and time.perf_counter() > deadline:
+                # painting new lines costs ~2 ms each: finish them in the next paint, so four
+                # panes receiving results together never freeze the window
+                QTimer.singleShot(0, self.viewport().update)
+                break
             painter.drawPixmap(QPointF(0, y), self._line_pixmap(line))
             rng = self.token_layout.line_range(line)  # type: ignore[union-attr]
             marked = range(max(rng.start, self.highlighted.start), min(rng.stop, self.highlighted.stop))

@@ -1,28 +1,33 @@
-"""Loading and tokenizing off the GUI thread.
+"""Loading and tokenizing off the GUI thread, and off the GUI process.
 
-One `PaneWorker` per pane lives on its own QThread. Each run ends in exactly one terminal signal:
-`finished`, `failed` or `cancelled` (a run superseded by a newer request, or the pane closing).
-Cancelling is cooperative: `supersede(gen)` / `cancel()` are plain methods (a queued slot would only
-run after the current encode), and the worker checks them between the phases of a run. A single
-backend `encode` call cannot be interrupted, so a superseded run stops at the next check.
+One `PaneWorker` per pane lives on its own QThread and owns one child process (see
+`encode_process`: the core's 1 MB encode holds the GIL for hundreds of milliseconds, which a thread
+in this process would turn into a frozen window). The worker thread sends requests down a pipe and
+waits for the reply without holding the GIL, then turns the columns into cells and widths.
+
+Each run ends in exactly one terminal signal: `finished`, `failed` or `cancelled` (superseded by a
+newer request, or the pane closing). `supersede(gen)` and `cancel()` are plain methods (a queued
+slot would only run after the current run); the worker checks them while it waits.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
-from operator import itemgetter
 from dataclasses import dataclass, field
+from typing import Sequence
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal, Slot
 
-from tokviz.core.catalog import load
-from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
-from tokviz.core.tokens import Token, sanitize
+from tokviz.core.tokenizer import SpecialPolicy
+from tokviz.core.tokens import Token
 from tokviz.gui.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.cells import Cell, ViewOptions, cell_for
-from tokviz.gui.gc_policy import paused_gc
+from tokviz.gui.encode_process import EncodedColumns, TokenColumns, TokenizerInfo, serve
+
+POLL_S = 0.05  # how often a waiting worker looks at its cancel flag
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,7 @@ class PaneResult:
     text: str
     policy: SpecialPolicy
     options: ViewOptions
-    tokens: list[Token]
+    tokens: Sequence[Token]
     cells: list[Cell]
     widths: np.ndarray
     newlines: np.ndarray
@@ -58,36 +63,17 @@ class PaneResult:
         return len(self.text)
 
 
-def prepare(
-    tokens: list[Token], options: ViewOptions, measurer: CellMeasurer
-) -> tuple[list[Cell], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Cells, widths, newline counts, ids and character spans for all tokens.
-
-    Every per-token pass is a C-level `map`; Python code runs once per distinct (id, bytes).
-    """
-    n = len(tokens)
-    ids = np.fromiter(map(_ID, tokens), dtype=np.int64, count=n)
-    starts = np.fromiter(map(_START, tokens), dtype=np.int64, count=n)
-    ends = np.fromiter(map(_END, tokens), dtype=np.int64, count=n)
-    firsts = dict(zip(zip(map(_ID, tokens), map(_BYTES, tokens)), tokens))
-    cell_of = {key: cell_for(token, options) for key, token in firsts.items()}
-    keys = list(zip(map(_ID, tokens), map(_BYTES, tokens)))
-    cells = list(map(cell_of.__getitem__, keys))
-    width_of = {key: measurer.width(cell) for key, cell in cell_of.items()}
-    widths = np.fromiter(map(width_of.__getitem__, keys), dtype=np.float64, count=n)
-    newline_of = {key: cell.newlines for key, cell in cell_of.items()}
-    newlines = np.fromiter(map(newline_of.__getitem__, keys), dtype=np.int32, count=n)
-    return cells, widths, newlines, ids, starts, ends
-
-
-_ID, _BYTES, _START, _END = itemgetter(0), itemgetter(1), itemgetter(4), itemgetter(5)
-
-
-#: How many panes tokenize at once. The GIL runs Python code one thread at a time anyway; fewer
-#: threads contending for it means the GUI thread gets it back sooner (shorter stalls), and panes
-#: finish one after another instead of all at the end. Two, because tiktoken's own encode releases
-#: the GIL and overlaps with the other pane's Python work.
-CONCURRENT_RUNS = threading.BoundedSemaphore(2)
+def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) -> tuple[
+    TokenColumns, list[Cell], np.ndarray, np.ndarray
+]:
+    """Tokens, cells, widths and newline counts; Python code runs once per distinct (id, bytes)."""
+    tokens = TokenColumns(cols)
+    unique_cells = [cell_for(t, options) for t in tokens.unique_tokens()]
+    unique_widths = np.array([measurer.width(c) for c in unique_cells], dtype=np.float64)
+    unique_newlines = np.array([c.newlines for c in unique_cells], dtype=np.int32)
+    ki = cols.key_index
+    cells = list(map(unique_cells.__getitem__, ki.tolist()))
+    return tokens, cells, unique_widths[ki], unique_newlines[ki]
 
 
 class _Cancelled(Exception):
@@ -95,20 +81,23 @@ class _Cancelled(Exception):
 
 
 class PaneWorker(QObject):
-    """Loads one tokenizer, then tokenizes, builds cells and measures them on request."""
+    """Starts the pane's tokenizer process, then tokenizes, builds cells and measures them."""
 
-    loaded = Signal(object)  # Tokenizer
+    loaded = Signal(object)  # TokenizerInfo
     load_failed = Signal(str)
     finished = Signal(object)  # PaneResult
     failed = Signal(int, str)  # gen, message
     cancelled = Signal(int)  # gen
+    streamed = Signal(object, object, object)  # ids, naive pieces, buffered pieces
 
     def __init__(self) -> None:
         super().__init__()
-        self.tokenizer: Tokenizer | None = None
+        self.info: TokenizerInfo | None = None
         self._latest = 0
         self._stop = threading.Event()
-        self._last: tuple[str, SpecialPolicy, list[Token]] | None = None
+        self._process: multiprocessing.Process | None = None
+        self._conn = None
+        self._last: tuple[str, SpecialPolicy, EncodedColumns] | None = None
 
     # -- called from the GUI thread (plain methods, not slots) -------------------------------
     def supersede(self, gen: int) -> None:
@@ -119,65 +108,110 @@ class PaneWorker(QObject):
         """Stop whatever runs now and everything queued (the pane is closing)."""
         self._stop.set()
 
+    def stop_process(self) -> None:
+        """End the child process; call after the worker's thread has finished."""
+        process, self._process = self._process, None
+        if process is None or process.pid is None:  # never started
+            return
+        try:
+            self._conn.send(None)
+        except (OSError, ValueError):
+            pass
+        process.join(0.2)
+        if process.is_alive():  # busy with a long encode nobody wants any more
+            process.terminate()
+            process.join(2)
+        self._conn.close()
+
     # -- run on the worker thread --------------------------------------------------------------
     @Slot(str)
     def load(self, spec: str) -> None:
         try:
-            self.tokenizer = load(spec)
-        except TokenizerError as e:
-            self.load_failed.emit(str(e))
-        except Exception as e:  # a backend bug must not take the app down
-            self.load_failed.emit(f"cannot load {spec}: {type(e).__name__}: {e}")
+            ctx = multiprocessing.get_context("spawn")  # never fork a process that runs Qt
+            self._conn, child = ctx.Pipe()
+            self._process = ctx.Process(target=serve, args=(child, spec), daemon=True, name=f"tokviz-{spec}")
+            self._process.start()
+            child.close()
+            reply = self._receive()
+        except _Cancelled:
+            return
+        except Exception as e:
+            self.load_failed.emit(f"cannot start a tokenizer process for {spec}: {e}")
+            return
+        if reply[0] == "loaded":
+            self.info = reply[1]
+            self.loaded.emit(self.info)
         else:
-            self.loaded.emit(self.tokenizer)
+            self.load_failed.emit(reply[1])
 
     @Slot(object)
-    def run(self, request: TokenizeRequest) -> None:
+    def run(self, req: TokenizeRequest) -> None:
         try:
-            result = self._run(request)
+            result = self._run(req)
         except _Cancelled:
-            self.cancelled.emit(request.gen)
-        except ValueError as e:  # disallowed special token: tiktoken's message names the way out
-            self.failed.emit(request.gen, str(e))
+            self.cancelled.emit(req.gen)
+        except _Failed as e:
+            self.failed.emit(req.gen, str(e))
         except Exception as e:
-            self.failed.emit(request.gen, f"{type(e).__name__}: {e}")
+            self.failed.emit(req.gen, f"{type(e).__name__}: {e}")
         else:
             self.finished.emit(result)
+
+    @Slot(object)
+    def stream(self, ids: list[int]) -> None:
+        try:
+            self._conn.send(("stream", 0, ids))
+            reply = self._receive()
+        except (_Cancelled, OSError):
+            return
+        if reply[0] == "stream":
+            self.streamed.emit(ids, reply[2], reply[3])
 
     def _check(self, gen: int) -> None:
         if self._stop.is_set() or gen < self._latest:
             raise _Cancelled
 
+    def _receive(self) -> tuple:
+        """The child's next reply; raises _Cancelled when the pane closes while waiting."""
+        conn = self._conn
+        while not self._stop.is_set():
+            if conn.poll(POLL_S):
+                try:
+                    return conn.recv()
+                except EOFError:
+                    return ("load_failed", "the tokenizer process ended unexpectedly")
+            if self._process is not None and not self._process.is_alive() and not conn.poll(0):
+                code = self._process.exitcode
+                return ("load_failed", f"the tokenizer process ended unexpectedly (exit code {code})")
+        raise _Cancelled
+
     def _run(self, req: TokenizeRequest) -> PaneResult:
         self._check(req.gen)
-        if self.tokenizer is None:
-            raise TokenizerError("no tokenizer loaded")
-        while not CONCURRENT_RUNS.acquire(timeout=0.05):
-            self._check(req.gen)
-        try:
-            return self._run_locked(req)
-        finally:
-            CONCURRENT_RUNS.release()
-
-    def _run_locked(self, req: TokenizeRequest) -> PaneResult:
-        self._check(req.gen)
+        if self.info is None or self._conn is None:
+            raise _Failed("no tokenizer loaded")
         t0 = time.perf_counter()
-        with paused_gc():
-            tokens = self._tokens(req.text, req.policy)
-            self._check(req.gen)
-            columns = prepare(tokens, req.options, CellMeasurer(req.fonts))
+        cols = self._encode(req)
         self._check(req.gen)
-        n_bytes = len(sanitize(req.text).encode("utf-8"))
+        tokens, cells, widths, newlines = prepare(cols, req.options, CellMeasurer(req.fonts))
         return PaneResult(
-            req.gen, req.text, req.policy, req.options, tokens, *columns, n_bytes,
-            time.perf_counter() - t0,
+            req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
+            cols.ids, cols.starts, cols.ends, cols.n_bytes, time.perf_counter() - t0,
         )
 
-    def _tokens(self, text: str, policy: SpecialPolicy) -> list[Token]:
-        """Encode, reusing the last tokens when only the view options changed."""
+    def _encode(self, req: TokenizeRequest) -> EncodedColumns:
+        """Columns for the text, reusing the last encode when only the view options changed."""
         last = self._last
-        if last is not None and last[1] == policy and (last[0] is text or last[0] == text):
+        if last is not None and last[1] == req.policy and (last[0] is req.text or last[0] == req.text):
             return last[2]
-        tokens = self.tokenizer.encode_with(text, policy)  # type: ignore[union-attr]
-        self._last = (text, policy, tokens)
-        return tokens
+        self._conn.send(("encode", req.gen, req.text, req.policy))
+        reply = self._receive()
+        if reply[0] == "failed":
+            raise _Failed(reply[2])
+        if reply[0] != "done":
+            raise _Failed(reply[-1])
+        self._last = (req.text, req.policy, reply[2])
+        return reply[2]
+
+
+class _Failed(Exception):
+    pass
