@@ -86,7 +86,7 @@ def _ids_stage(ids: Sequence[int], note: str = "") -> Stage:
 
 def _segments(tokenizer: Tokenizer, text: str, policy: dict) -> list[tuple[str, bool]]:
     """`(text, is_special)` segments after the special-token split the policy asks for."""
-    split = tokenizer._split_special(text, policy["allowed_special"], policy["disallowed_special"])
+    split = tokenizer.split_special(text, policy["allowed_special"], policy["disallowed_special"])
     return [(text[a:b], special is not None) for a, b, special in split]
 
 

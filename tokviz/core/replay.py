@@ -38,6 +38,15 @@ from typing import Literal
 
 import regex
 
+from tokviz.core.backends.sentencepiece_backend import (
+    _BYTE,
+    _CONTROL,
+    _NORMAL,
+    _UNKNOWN,
+    _UNUSED,
+    _USER_DEFINED,
+    read_model_info,
+)
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -144,7 +153,7 @@ def algorithm_of(tokenizer: Tokenizer) -> Algorithm:
         return algorithm_of(tokenizer.base)  # type: ignore[attr-defined]
     sp = getattr(tokenizer, "sp", None)
     if sp is not None and hasattr(sp, "get_score"):
-        model_type = _sp_model_type(sp)
+        model_type = _sp_model_type(tokenizer)
         if model_type == "bpe":
             return "sentencepiece-bpe"
         if model_type == "unigram":
@@ -182,7 +191,7 @@ def replay(
     """
     algorithm = algorithm_of(tokenizer)
     text = sanitize(text)
-    segments = tokenizer._split_special(text, allowed_special, disallowed_special)
+    segments = tokenizer.split_special(text, allowed_special, disallowed_special)
     chunks: list[ChunkReplay] = []
     for start, end, special_id in segments:
         if special_id is not None:
@@ -327,50 +336,13 @@ class _PartIndex:
 
 # -- SentencePiece BPE ----------------------------------------------------------------------------
 
-# sentencepiece_model.proto: SentencePiece.Type and TrainerSpec.ModelType
-_NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
-_MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 
 
-def _proto_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
-    """`(field, wire type, value)` of a serialized protobuf message (only what a ModelProto uses)."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _varint(data, pos)
-        elif wire == 2:
-            length, pos = _varint(data, pos)
-            value, pos = data[pos : pos + length], pos + length
-        elif wire in (1, 5):
-            size = 8 if wire == 1 else 4
-            value, pos = data[pos : pos + size], pos + size
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        yield number, wire, value
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _sp_model_type(sp) -> str:
-    """`unigram` (the default when unset), `bpe`, `word` or `char`, from the model's TrainerSpec."""
-    model_type = 1
-    for number, wire, value in _proto_fields(sp.serialized_model_proto()):
-        if number == 2 and wire == 2:  # TrainerSpec
-            for n2, w2, v2 in _proto_fields(value):  # type: ignore[arg-type]
-                if n2 == 3 and w2 == 0:
-                    model_type = v2  # type: ignore[assignment]
-    return _MODEL_TYPES.get(model_type, "")  # type: ignore[arg-type]
+def _sp_model_type(tokenizer) -> str:
+    info = getattr(tokenizer, "model_info", None)
+    if info is None:
+        info = read_model_info(tokenizer.sp.serialized_model_proto())
+    return info.model_type
 
 
 @dataclass

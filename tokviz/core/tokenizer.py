@@ -101,7 +101,7 @@ class Tokenizer(abc.ABC):
         """
         text = sanitize(text)
         tokens: list[Token] = []
-        for start, end, special_id in self._split_special(text, allowed_special, disallowed_special):
+        for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
             if special_id is None:
                 tokens.extend(self._encode_ordinary(text, start, end))
             else:
@@ -179,7 +179,7 @@ class Tokenizer(abc.ABC):
             info.add(token_id, self.token_bytes(token_id), self.kind(token_id), self.piece(token_id))
         return info
 
-    def _split_special(
+    def split_special(
         self, text: str, allowed: AllowedSpecial, disallowed: DisallowedSpecial
     ) -> Iterator[tuple[int, int, int | None]]:
         """Yield `(start, end, special_id or None)` segments, checking the policy as tiktoken does."""

@@ -30,12 +30,12 @@ import os
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import sentencepiece as spm
 
-from tokviz.core.layout import TokenInfo, build_tokens, fill_gaps  # noqa: F401  (chatglm imports them here)
+from tokviz.core.layout import TokenInfo, build_tokens, fill_gaps
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 from tokviz.core.tokens import Token, TokenKind, kind_for_bytes
 
@@ -43,6 +43,8 @@ SPACE_MARK = "\u2581"  # `▁`
 
 # sentencepiece_model.proto: ModelProto.SentencePiece.Type
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
+# TrainerSpec.ModelType
+MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 
 
 # -- a minimal reader for the parts of ModelProto we need (no protobuf dependency) ------------------
@@ -50,9 +52,10 @@ _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
 
 @dataclass
 class ModelInfo:
-    """What tokviz reads from a serialized ModelProto: piece types and the normalizer."""
+    """What tokviz reads from a serialized ModelProto: piece types, model type, the normalizer."""
 
     piece_types: list[int] = field(default_factory=list)
+    model_type: str = "unigram"  # TrainerSpec.model_type: unigram (the default), bpe, word, char
     normalizer_name: str = ""
     remove_extra_whitespaces: bool = True
 
@@ -68,7 +71,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(data: bytes):
+def proto_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     """Yield `(field number, wire type, value)`; value is an int or a bytes slice."""
     pos, n = 0, len(data)
     while pos < n:
@@ -91,15 +94,19 @@ def _fields(data: bytes):
 def read_model_info(proto: bytes) -> ModelInfo:
     """Piece types (in id order) and normalizer settings from a serialized ModelProto."""
     info = ModelInfo()
-    for number, wire, value in _fields(proto):
+    for number, wire, value in proto_fields(proto):
         if number == 1 and wire == 2:  # repeated SentencePiece pieces
             kind = _NORMAL
-            for n2, w2, v2 in _fields(value):
+            for n2, w2, v2 in proto_fields(value):
                 if n2 == 3 and w2 == 0:
                     kind = v2
             info.piece_types.append(kind)
+        elif number == 2 and wire == 2:  # TrainerSpec
+            for n2, w2, v2 in proto_fields(value):
+                if n2 == 3 and w2 == 0:
+                    info.model_type = MODEL_TYPES.get(v2, "")
         elif number == 3 and wire == 2:  # NormalizerSpec
-            for n2, w2, v2 in _fields(value):
+            for n2, w2, v2 in proto_fields(value):
                 if n2 == 1 and w2 == 2:
                     info.normalizer_name = v2.decode("utf-8", "replace")
                 elif n2 == 4 and w2 == 0:
