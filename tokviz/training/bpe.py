@@ -91,22 +91,23 @@ class BpeTrainer:
             return
         data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
         lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        ends = np.cumsum(lengths)
         inside = np.ones(len(data) - 1, dtype=bool)  # window i..i+1 lies in one word
-        inside[ends[:-1] - 1] = False
-        keys = (data[:-1].astype(np.int64) << 8 | data[1:])[inside]
-        owner = np.repeat(np.arange(len(words), dtype=np.int64), lengths)[:-1][inside]
-        weight = np.repeat(np.asarray(freqs, dtype=np.float64), lengths)[:-1][inside]
+        inside[np.cumsum(lengths)[:-1] - 1] = False
+        keys = ((data[:-1].astype(np.uint16) << 8) | data[1:])[inside]
+        owner = np.repeat(np.arange(len(words), dtype=np.int32), lengths)[:-1][inside]
+        del data, inside
+        weight = np.asarray(freqs, dtype=np.float64)[owner]
         totals = np.bincount(keys, weights=weight, minlength=1 << 16)  # exact below 2**53
+        del weight
         present = np.flatnonzero(totals)
         pairs = {int(k): chr(k >> 8) + chr(k & 0xFF) for k in present}
         self.counts = {pairs[k]: int(c) for k, c in zip(present.tolist(), totals[present].tolist())}
         # index: the words holding each pair; a stable radix sort on the 16-bit pair keeps each
         # pair's words in order, so a word holding a pair twice is adjacent to itself
-        keys16 = keys.astype(np.uint16)
-        order = np.argsort(keys16, kind="stable")
-        pair_of, word_of = keys16[order], owner[order].astype(np.int32)
-        keep = np.ones(len(order), dtype=bool)
+        order = np.argsort(keys, kind="stable")
+        pair_of, word_of = keys[order], owner[order]
+        del keys, owner, order
+        keep = np.ones(len(pair_of), dtype=bool)
         keep[1:] = (pair_of[1:] != pair_of[:-1]) | (word_of[1:] != word_of[:-1])
         pair_of, word_of = pair_of[keep], word_of[keep]
         cuts = np.flatnonzero(pair_of[1:] != pair_of[:-1]) + 1

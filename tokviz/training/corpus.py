@@ -200,6 +200,23 @@ def count_corpus(
     total_bytes = sum(size for _, size in tasks)
     reporter = Reporter(progress, cancel, "counting", total=total_bytes)
     report = CorpusReport()
+    counts: dict[str, int] = {}
+
+    def absorb(res: TaskResult) -> None:
+        nonlocal counts
+        if not counts:
+            counts = res.counts
+        else:
+            get = counts.get
+            for key, n in res.counts.items():
+                counts[key] = get(key, 0) + n
+        report.files_skipped.extend(res.skipped)
+        for path, n, replaced in res.read:
+            report.files_read += 1
+            report.bytes += n
+            if replaced:
+                report.files_replaced.append(path)
+
     reporter.emit(0, **_extra(report))
     if jobs == 1 or len(tasks) < 2 or total_bytes < POOL_MIN_BYTES:
         consumed = 0
@@ -209,22 +226,9 @@ def count_corpus(
             consumed += n
             reporter.tick(consumed, **_extra(report, consumed))
 
-        results = [count_files([str(p) for p in files], pattern, non_utf8, on_bytes)]
+        absorb(count_files([str(p) for p in files], pattern, non_utf8, on_bytes))
     else:
-        results = _count_in_pool(tasks, pattern, non_utf8, min(jobs, len(tasks)), reporter, report)
-    counts: dict[str, int] = {}
-    for res in results:
-        if not counts:
-            counts = res.counts
-        else:
-            for key, n in res.counts.items():
-                counts[key] = counts.get(key, 0) + n
-        report.files_skipped.extend(res.skipped)
-        for path, n, replaced in res.read:
-            report.files_read += 1
-            report.bytes += n
-            if replaced:
-                report.files_replaced.append(path)
+        _count_in_pool(tasks, pattern, non_utf8, min(jobs, len(tasks)), reporter, report, absorb)
     report.files_skipped.sort(key=lambda s: s.path)
     report.unique_chunks = len(counts)
     reporter.emit(report.bytes, **_extra(report))
@@ -244,25 +248,28 @@ def _init_worker(shared) -> None:
     _PROGRESS_HOOK = add
 
 
-def _count_in_pool(tasks, pattern, non_utf8, jobs, reporter: Reporter, report: CorpusReport) -> list[TaskResult]:
+def _count_in_pool(tasks, pattern, non_utf8, jobs, reporter: Reporter, report: CorpusReport, absorb) -> None:
     ctx = mp_context()
     shared = ctx.Value("q", 0)
     order = sorted(tasks, key=lambda t: -t[1])  # big tasks first, so the last to finish is small
-    pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,))
-    results = []
+    # a fresh worker per task: a finished task's memory goes back to the system at once
+    pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,), maxtasksperchild=1)
+    done = 0
     try:
         pending = pool.imap_unordered(_run_task, [(b, pattern, non_utf8) for b, _ in order])
-        while len(results) < len(order):
+        while done < len(order):
             reporter.tick(shared.value, **_extra(report, shared.value))
             try:
-                results.append(pending.next(timeout=0.05))
+                result = pending.next(timeout=0.05)
             except multiprocessing.TimeoutError:
                 continue
+            absorb(result)
+            del result
+            done += 1
         pool.close()
     finally:
         pool.terminate()
         pool.join()
-    return results
 
 
 def _run_task(args: tuple[list[str], str | None, NonUtf8]) -> TaskResult:

@@ -26,7 +26,7 @@ from typing import Iterable, Literal, Sequence
 from tokviz.training.bpe import BpeTrainer
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
-from tokviz.training.pretokenize import chunk_key, compile_pattern, count_chunks, resolve_pattern
+from tokviz.training.pretokenize import ChunkCounter, chunk_key, compile_pattern, resolve_pattern
 from tokviz.training.walk import collect_files
 
 NonUtf8 = Literal["skip", "replace"]
@@ -138,8 +138,10 @@ def train(
         "non_utf8": non_utf8, "paths": [str(p) for p in paths],
         "word_counts": str(word_counts) if word_counts else None,
     }
-    return _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
-                  min_frequency, params, progress, cancel, start)
+    trainer = BpeTrainer(counts, min_frequency=min_frequency)
+    del counts  # the trainer holds the chunks now; the dict would only double the memory
+    return _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
+                   params, progress, cancel, start)
 
 
 def train_texts(
@@ -164,28 +166,26 @@ def train_texts(
     split, preset = resolve_pattern(pattern)
     compiled = compile_pattern(split)
     reporter = Reporter(progress, cancel, "counting")
-    from collections import Counter
-
-    text_counts: Counter[str] = Counter()
+    counter = ChunkCounter(compiled)
     report = CorpusReport()
     for text in texts:
-        count_chunks(text, compiled, text_counts)
+        counter.add(text)
         report.files_read += 1
         report.bytes += len(text.encode("utf-8"))
         reporter.tick(report.bytes, files_read=report.files_read, bytes_read=report.bytes)
-    counts = {chunk_key(k): v for k, v in text_counts.items()}
+    counts = {chunk_key(k): v for k, v in counter.counts().items()}
     report.unique_chunks = len(counts)
     if not counts:
         raise TrainingError("no text to train on: the texts are empty")
     params = {"vocab_size": vocab_size, "min_frequency": min_frequency, "texts": report.files_read}
-    return _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
-                  min_frequency, params, progress, cancel, start)
-
-
-def _merge(counts, report, name, split, preset, num_merges, special_tokens, vocab_size,
-           min_frequency, params, progress, cancel, start) -> TrainingResult:
     trainer = BpeTrainer(counts, min_frequency=min_frequency)
     del counts
+    return _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
+                   params, progress, cancel, start)
+
+
+def _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
+            params, progress, cancel, start) -> TrainingResult:
     stats = trainer.train(num_merges, progress=progress, cancel=cancel)
     first_special = 256 + len(stats.merges)
     specials = {s: first_special + i for i, s in enumerate(special_tokens)}

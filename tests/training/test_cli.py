@@ -1,0 +1,104 @@
+"""`tokviz train` through a tiny argparse harness (the main CLI wires in the same two functions)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.training.texts import TRAINING
+from tokviz.training.cli import ProgressBar, add_train_parser, run_train
+from tokviz.training.events import Progress
+from tokviz.training.vocabfile import load_trained
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tokviz")
+    add_train_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["train", *argv])
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i, text in enumerate(TRAINING):
+        (folder / f"doc{i}.txt").write_text(text * 2, encoding="utf-8")
+    (folder / "blob.bin").write_bytes(b"\x00\x01binary")
+    return folder
+
+
+def run(argv: list[str]) -> tuple[int, str]:
+    err = io.StringIO()
+    args = parse(argv)
+    assert args.func is run_train
+    return run_train(args, stderr=err), err.getvalue()
+
+
+def test_train_writes_files_and_summary(corpus_dir: Path, tmp_path: Path):
+    out = tmp_path / "out" / "mine"
+    out.parent.mkdir()
+    code, err = run([str(corpus_dir), "-o", str(out), "--vocab-size", "600", "--special", "<|eot|>",
+                     "--hf-json", "--jobs", "1"])
+    assert code == 0, err
+    assert sorted(p.name for p in out.parent.iterdir()) == ["mine.json", "mine.tiktoken", "mine.tokenizer.json"]
+    meta = json.loads((out.parent / "mine.json").read_text())
+    assert meta["vocab_size"] == 600 and meta["special_tokens"] == {"<|eot|>": 599}
+    assert meta["corpus"]["files_read"] == len(TRAINING)
+    assert meta["corpus"]["files_skipped"] == [{"path": str(corpus_dir / "blob.bin"), "reason": "binary (NUL bytes)"}]
+    assert "learned 343 merges; vocab 600 of 600 requested" in err
+    assert "skipped 1" in err and "blob.bin: binary (NUL bytes)" in err
+    assert "wrote " in err and "Traceback" not in err
+    tok = load_trained(out.parent / "mine.tiktoken")
+    assert tok.encoding.decode(tok.encoding.encode_ordinary(TRAINING[1])) == TRAINING[1]
+
+
+def test_stopping_early_is_reported(tmp_path: Path):
+    (tmp_path / "a.txt").write_text("abab")
+    code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000"])
+    assert code == 0
+    assert "vocab 257 of 5,000 requested (no pair left to merge; stopped early)" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--pattern", "(["], "split pattern '([' does not compile"),
+        (["--vocab-size", "100"], "vocab size 100 is too small"),
+        (["--special", "<a>", "<a>"], "special tokens must be distinct"),
+    ],
+)
+def test_errors_are_one_line_without_traceback(corpus_dir: Path, tmp_path: Path, argv, message):
+    base = [str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400"]
+    code, err = run(base + argv)
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("tokviz train: error:")]
+    assert len(lines) == 1 and message in lines[0]
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("v.*"))
+
+
+def test_empty_folder_error(tmp_path: Path):
+    (tmp_path / "empty").mkdir()
+    code, err = run([str(tmp_path / "empty"), "-o", str(tmp_path / "v"), "--vocab-size", "400"])
+    assert code == 1 and "no files to train on" in err
+
+
+def test_missing_output_folder_writes_nothing(corpus_dir: Path, tmp_path: Path):
+    code, err = run([str(corpus_dir), "-o", str(tmp_path / "no" / "v"), "--vocab-size", "300"])
+    assert code == 1 and "does not exist" in err
+
+
+def test_progress_bar_lines_when_not_a_tty():
+    stream = io.StringIO()
+    bar = ProgressBar(stream)
+    bar(Progress("counting", 5_000_000, 10_000_000, 2_000_000.0, 2.5, files_read=3))
+    bar(Progress("counting", 6_000_000, 10_000_000, 2_000_000.0, 2.0))  # throttled
+    bar(Progress("merging", 10, 100, 1000.0, 0.09))
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "\r" not in stream.getvalue()
+    assert lines[0].startswith("counting") and "50%" in lines[0] and "files 3 read" in lines[0]
+    assert lines[1].startswith("merging") and "10/100 merges" in lines[1]

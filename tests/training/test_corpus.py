@@ -1,0 +1,184 @@
+"""Reading a corpus: folders, globs, .gitignore, bad files reported, big files streamed."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import regex
+
+from tokviz.training import corpus
+from tokviz.training.corpus import count_corpus, read_blocks
+from tokviz.training.events import TrainingError
+from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN, chunk_key
+from tokviz.training.trainer import read_word_counts, train
+from tokviz.training.walk import collect_files, is_ignored, parse_gitignore
+
+
+def write(root: Path, rel: str, data: bytes | str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    write(tmp_path, "a.txt", "hello hello world\n")
+    write(tmp_path, "src/b.py", "def hello(): return 'world'\n")
+    write(tmp_path, "src/deep/c.md", "# hello\n")
+    write(tmp_path, "bin/blob.dat", b"\x7fELF\x00\x01\x02")
+    write(tmp_path, "latin1.txt", "café crème".encode("latin-1"))
+    write(tmp_path, "node_modules/x.js", "var x = 1;\n")
+    return tmp_path
+
+
+def names(files) -> list[str]:
+    return sorted(Path(f).name for f in files)
+
+
+def test_walk_include_exclude(tree: Path):
+    assert names(collect_files([tree]).files) == ["a.txt", "b.py", "blob.dat", "c.md", "latin1.txt", "x.js"]
+    assert names(collect_files([tree], include=["*.py", "*.md"]).files) == ["b.py", "c.md"]
+    assert names(collect_files([tree], exclude=["node_modules", "*.dat"]).files) == ["a.txt", "b.py", "c.md", "latin1.txt"]
+    assert names(collect_files([tree], include=["src/*"]).files) == ["b.py", "c.md"]
+
+
+def test_explicit_files_and_missing_path(tree: Path):
+    assert names(collect_files([tree / "a.txt", tree / "src"]).files) == ["a.txt", "b.py", "c.md"]
+    with pytest.raises(TrainingError, match="no such file or folder"):
+        collect_files([tree / "nope"])
+
+
+def test_gitignore(tree: Path):
+    write(tree, ".gitignore", "# comment\n*.dat\nnode_modules/\n/latin1.txt\n")
+    write(tree, "src/.gitignore", "deep/\n!keep.dat\n")
+    write(tree, "src/keep.dat", "kept\n")
+    files = names(collect_files([tree], gitignore=True).files)
+    assert files == [".gitignore", ".gitignore", "a.txt", "b.py", "keep.dat"]
+
+
+def test_gitignore_rules():
+    rules = parse_gitignore("build/\n**/tmp\n*.log\n!important.log\ndocs/*.html\n", "")
+    assert is_ignored("build", True, rules) and not is_ignored("build", False, rules)
+    assert is_ignored("a/b/tmp", True, rules) and is_ignored("tmp", False, rules)
+    assert is_ignored("x/y.log", False, rules) and not is_ignored("x/important.log", False, rules)
+    assert is_ignored("docs/a.html", False, rules) and not is_ignored("x/docs/a.html", False, rules)
+
+
+def test_symlink_loop_and_fifo_reported(tmp_path: Path):
+    write(tmp_path, "d/a.txt", "text text\n")
+    os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "missing", tmp_path / "dangling")
+    listing = collect_files([tmp_path])
+    assert names(listing.files) == ["a.txt"]
+    reasons = {Path(s.path).name: s.reason for s in listing.skipped}
+    assert "symlink loop" in reasons["loop"]
+    assert reasons["pipe"] == "not a regular file"
+    assert reasons["dangling"] == "broken symlink"
+
+
+def test_bad_files_are_reported_not_fatal(tree: Path):
+    counts, report = count_corpus(collect_files([tree]).files, pattern=CL100K_PATTERN, jobs=1)
+    skipped = {Path(s.path).name: s.reason for s in report.files_skipped}
+    assert skipped["blob.dat"] == "binary (NUL bytes)"
+    assert skipped["latin1.txt"].startswith("not UTF-8")
+    assert report.files_read == 4
+    assert counts[chunk_key(" hello")] == 3 and counts[chunk_key("hello")] == 1
+
+
+def test_non_utf8_replace(tree: Path):
+    counts, report = count_corpus([tree / "latin1.txt"], pattern=CL100K_PATTERN, non_utf8="replace")
+    assert report.files_read == 1 and report.files_replaced == [str(tree / "latin1.txt")]
+    # "café crème" read as latin-1: each é/è becomes U+FFFD, which cl100k glues to the next letters
+    assert counts[chunk_key("caf")] == counts[chunk_key("\ufffd")] == counts[chunk_key("\ufffdme")] == 1
+
+
+def test_unreadable_entry_reported(tmp_path: Path):
+    # a path that cannot be opened as a file (works as root too, unlike chmod 000)
+    write(tmp_path, "ok.txt", "fine fine\n")
+    (tmp_path / "dir.txt").mkdir()
+    counts, report = count_corpus([tmp_path / "ok.txt", tmp_path / "dir.txt"], pattern=CL100K_PATTERN)
+    assert report.files_read == 1
+    assert report.files_skipped[0].reason.startswith("unreadable")
+
+
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
+def test_large_file_streamed_in_blocks_counts_like_whole(tmp_path: Path, pattern: str):
+    text = ("The quick brown fox, 한국어 문장도 섞고 😀 emoji.\n    indented  code(x)\n\n" * 300) + "end"
+    path = write(tmp_path, "big.txt", text)
+    blocks = list(read_blocks(path, non_utf8="skip", block_size=1000))
+    assert len(blocks) > 10 and "".join(b for b, _, _ in blocks) == text
+    res = corpus.count_files([str(path)], pattern, "skip")
+    expected = Counter(chunk_key(c) for c in regex.findall(pattern, text))
+    assert res.counts == dict(expected) or len(blocks) == 1
+
+
+def test_large_file_blocks_counted(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(corpus, "BLOCK_SIZE", 512)
+    text = "word " * 2000
+    path = write(tmp_path, "big.txt", text)
+    counts, report = count_corpus([path], pattern=CL100K_PATTERN)
+    assert report.bytes == len(text) and counts[chunk_key(" word")] == 1999
+
+
+def test_late_bad_byte_skips_whole_file(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(corpus, "BLOCK_SIZE", 64)
+    path = write(tmp_path, "late.txt", ("fine text " * 50).encode() + b"\xff\xfe bad")
+    counts, report = count_corpus([path], pattern=CL100K_PATTERN)
+    assert counts == {} and report.files_read == 0 and report.files_skipped[0].reason.startswith("not UTF-8")
+
+
+def test_empty_folder_error(tmp_path: Path):
+    with pytest.raises(TrainingError, match="no files to train on"):
+        train([tmp_path], vocab_size=300)
+
+
+def test_all_binary_error(tmp_path: Path):
+    write(tmp_path, "a.bin", b"\x00\x01")
+    write(tmp_path, "b.bin", b"abc\x00")
+    with pytest.raises(TrainingError, match=r"no readable text .* all 2 files skipped \(2 binary"):
+        train([tmp_path], vocab_size=300)
+
+
+def test_empty_files_error(tmp_path: Path):
+    write(tmp_path, "empty.txt", "")
+    with pytest.raises(TrainingError, match="empty"):
+        train([tmp_path], vocab_size=300)
+
+
+def test_bad_regex_error_before_reading(tmp_path: Path):
+    write(tmp_path, "a.txt", "text")
+    with pytest.raises(TrainingError, match="does not compile"):
+        train([tmp_path], vocab_size=300, pattern="[unclosed")
+
+
+def test_word_counts_file(tmp_path: Path):
+    path = write(tmp_path, "counts.tsv", "hello\t5\n world\t3\n\\n\\n\t2\n\n")
+    assert read_word_counts(path) == {"hello": 5, " world": 3, "\n\n": 2}
+    result = train(word_counts=path, vocab_size=300)
+    assert result.corpus.files_read == 1 and result.merges[0][2] == 5
+
+
+@pytest.mark.parametrize("line", ["hello 5", "hello\tfive", "hello\t0", "\t3"])
+def test_word_counts_bad_line_named(tmp_path: Path, line: str):
+    path = write(tmp_path, "counts.tsv", f"ok\t1\n{line}\n")
+    with pytest.raises(TrainingError, match=r"counts.tsv: line 2 is not"):
+        read_word_counts(path)
+
+
+def test_identical_merges_across_jobs(tmp_path: Path, monkeypatch):
+    from tests.training.texts import TRAINING
+
+    for i in range(12):
+        write(tmp_path, f"doc{i:02d}.txt", "\n".join(TRAINING[i % len(TRAINING):] + TRAINING) * 3)
+    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)  # use the process pool on this small corpus
+    one = train([tmp_path], vocab_size=800, jobs=1)
+    two = train([tmp_path], vocab_size=800, jobs=2)
+    three = train([tmp_path], vocab_size=800, jobs=3)
+    assert one.merges == two.merges == three.merges
+    assert one.corpus.unique_chunks == two.corpus.unique_chunks
+    assert len(one.merges) > 300

@@ -1,0 +1,74 @@
+"""Split patterns: presets are tiktoken's, custom regexes are validated, segment dedupe is exact."""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+
+import pytest
+import regex
+from hypothesis import given, settings, strategies as st
+
+from tokviz.training.events import TrainingError
+from tokviz.training.pretokenize import (
+    CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, PRESETS, ChunkCounter, compile_pattern, resolve_pattern,
+)
+
+
+def test_presets_are_tiktokens_strings():
+    from tiktoken_ext import openai_public  # importing downloads nothing; calling would
+
+    assert GPT2_PATTERN == openai_public.r50k_pat_str
+    source = inspect.getsource(openai_public)
+    assert CL100K_PATTERN in source
+    for part in O200K_PATTERN.split("|"):
+        assert part in source
+
+
+def test_resolve_pattern():
+    assert resolve_pattern("none") == (None, "none")
+    assert resolve_pattern("cl100k") == (CL100K_PATTERN, "cl100k")
+    assert resolve_pattern(r"\w+") == (r"\w+", None)
+    assert set(PRESETS) == {"gpt2", "cl100k", "o200k", "none"}
+
+
+def test_bad_regex_names_pattern_and_error():
+    with pytest.raises(TrainingError) as info:
+        resolve_pattern("(ab[")
+    assert "'(ab['" in str(info.value) and "does not compile" in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_empty_pattern_is_an_error():
+    with pytest.raises(TrainingError, match="empty"):
+        compile_pattern("")
+
+
+def test_pattern_that_matches_empty_drops_empty_chunks():
+    counter = ChunkCounter(compile_pattern(r"\w*"))
+    counter.add("ab cd")
+    assert counter.counts() == Counter({"ab": 1, "cd": 1})
+
+
+def test_no_split_keeps_each_text_whole():
+    counter = ChunkCounter(None)
+    counter.add("a b\n c")
+    counter.add("a b\n c")
+    assert counter.counts() == Counter({"a b\n c": 2})
+
+
+ALPHABET = " \t\n\r\u00a0\u3000aZé한中1²'s.,:!-/_\u200d😀"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=5),
+       st.sampled_from([GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN]))
+def test_segment_dedupe_equals_findall_on_whole_texts(texts, pattern):
+    compiled = regex.compile(pattern)
+    counter = ChunkCounter(compiled)
+    expected: Counter[str] = Counter()
+    for text in texts:
+        counter.add(text)
+        expected.update(compiled.findall(text))
+    expected.pop("", None)
+    assert counter.counts() == expected

@@ -1,0 +1,100 @@
+"""Saved vocabularies: tiktoken's format, the sidecar, atomic writes, HF tokenizer.json, round trips."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tiktoken.load
+
+from tests.training.texts import HELD_OUT, TRAINING
+from tokviz.core.tokenizer import TokenizerError
+from tokviz.training.trainer import train_texts
+from tokviz.training.vocabfile import (
+    hf_tokenizer_json, load_trained, output_paths, read_sidecar, save, trained_tokenizer,
+)
+
+SPECIALS = ["<|endoftext|>", "<|pad|>"]
+
+
+@pytest.fixture(scope="module", params=["cl100k", "none", "o200k"])
+def result(request):
+    return train_texts(TRAINING * 2, vocab_size=700, pattern=request.param, special_tokens=SPECIALS)
+
+
+def test_save_writes_tiktoken_and_sidecar(result, tmp_path: Path):
+    written = save(result, tmp_path / "mine", hf_json=True)
+    ranks_path, sidecar_path, hf_path = output_paths(tmp_path / "mine")
+    assert written == [ranks_path, hf_path, sidecar_path]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.json", "mine.tiktoken", "mine.tokenizer.json"]
+    ranks = tiktoken.load.load_tiktoken_bpe(str(ranks_path))
+    assert ranks == result.ranks()
+    assert [ranks[bytes([i])] for i in range(256)] == list(range(256))
+    meta = json.loads(sidecar_path.read_text())
+    assert meta["format"] == "tokviz-bpe" and meta["version"] == 1
+    assert meta["pattern"] == result.pattern and meta["pattern_preset"] == result.pattern_preset
+    assert meta["special_tokens"] == {s: 256 + len(result.merges) + i for i, s in enumerate(SPECIALS)}
+    assert meta["vocab_size"] == 256 + len(result.merges) + 2 and meta["requested_vocab_size"] == 700
+    assert meta["merges"] == [list(m) for m in result.merges]
+    assert set(meta["corpus"]) >= {"files_read", "files_skipped", "bytes", "unique_chunks"}
+    assert meta["training"]["min_frequency"] == 2
+
+
+def test_output_name_with_suffix(tmp_path: Path):
+    assert output_paths(tmp_path / "x.tiktoken")[1] == tmp_path / "x.json"
+
+
+def test_load_trained_encodes_like_in_memory(result, tmp_path: Path):
+    save(result, tmp_path / "v")
+    loaded = load_trained(tmp_path / "v.tiktoken")
+    assert load_trained(tmp_path / "v.json").vocab_size == loaded.vocab_size == result.vocab_size
+    assert loaded.family == "trained" and loaded.special_tokens == result.special_tokens
+    memory = trained_tokenizer(result)
+    for text in HELD_OUT.values():
+        ids = loaded.encoding.encode_ordinary(text)
+        assert ids == memory.encoding.encode_ordinary(text)
+        assert loaded.encoding.decode(ids) == text  # exact round trip on held-out text
+
+
+def test_special_tokens_follow_merges(result):
+    enc = trained_tokenizer(result).encoding
+    ids = enc.encode("a<|endoftext|>b", allowed_special="all")
+    assert result.special_tokens["<|endoftext|>"] in ids
+
+
+def test_hf_tokenizer_json_gives_same_ids(result):
+    from tokenizers import Tokenizer
+
+    hf = Tokenizer.from_str(hf_tokenizer_json(result))
+    enc = trained_tokenizer(result).encoding
+    assert hf.get_vocab_size() == result.vocab_size
+    for name, text in HELD_OUT.items():
+        text = text.replace("<|endoftext|>", "")
+        ids = enc.encode_ordinary(text)
+        assert hf.encode(text, add_special_tokens=False).ids == ids, name
+        assert hf.decode(ids) == text, name
+    assert hf.token_to_id("<|pad|>") == result.special_tokens["<|pad|>"]
+
+
+def test_atomic_write_leaves_no_temp_files(result, tmp_path: Path):
+    save(result, tmp_path / "a")
+    save(result, tmp_path / "a")  # overwrite in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.tiktoken"]
+
+
+def test_save_into_missing_folder_is_an_error(result, tmp_path: Path):
+    with pytest.raises(TokenizerError, match="does not exist"):
+        save(result, tmp_path / "nope" / "x")
+    assert not (tmp_path / "nope").exists()
+
+
+def test_bad_sidecars(tmp_path: Path):
+    (tmp_path / "x.json").write_text('{"format": "other"}')
+    with pytest.raises(TokenizerError, match="not a tokviz-bpe sidecar"):
+        read_sidecar(tmp_path / "x.json")
+    (tmp_path / "y.json").write_text('{"format": "tokviz-bpe", "version": 99}')
+    with pytest.raises(TokenizerError, match="version 99"):
+        read_sidecar(tmp_path / "y.json")
+    with pytest.raises(TokenizerError, match="cannot read"):
+        load_trained(tmp_path / "missing.tiktoken")
