@@ -28,6 +28,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="SPEC",
                    help="a catalog name or vocabulary file (repeat for more panes)")
     p.add_argument("--policy", default="none", help="special-token policy for every pane: none, all, raise, or tok1,tok2")
+    p.add_argument("--pane-policy", action="append", default=[], metavar="N:POLICY",
+                   help="special-token policy for pane N (1-based), e.g. 3:all")
     p.add_argument("--mode", choices=("text", "ids", "both"), help="token view")
     p.add_argument("--select-char", type=int, metavar="N",
                    help="after loading, select the first pane's token covering character N")
@@ -83,6 +85,11 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
         text=text, specs=args.tokenizers, settings=make_settings(args.settings),
         restore=not args.no_restore, policy=args.policy, mode=args.mode,
     )
+    for item in args.pane_policy:
+        index, _, policy = item.partition(":")
+        if not index.isdigit() or not 1 <= int(index) <= len(window.panes) or not policy:
+            raise KeyError(f"--pane-policy {item!r}: expected N:POLICY with N from 1 to {len(window.panes)}")
+        window.panes[int(index) - 1].set_policy(policy)
     if args.sample:
         window.load_sample(args.sample)
     if args.size:
