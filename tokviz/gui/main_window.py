@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.gui.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.editor import InputEditor
+from tokviz.gui.fetch_panel import FetchBar
 from tokviz.gui.offsets import Utf16Map
 from tokviz.gui.samples import sample_text
 from tokviz.gui.stats import TokenBarChart
@@ -22,6 +23,7 @@ from tokviz.gui.token_pane import TokenPane
 
 PREFERRED = ("cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1")
 DEBOUNCE_MS = 250
+MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
 MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings
 BACKEND_MODULES = {
     "sentencepiece": "tokviz.core.backends.sentencepiece_backend",
@@ -66,8 +68,12 @@ class MainWindow(QMainWindow):
 
         build_menus(self)
         saved = self._restore_settings() if restore else {}
-        for spec in specs or saved.get("panes") or default_specs():
+        initial = specs or saved.get("panes") or default_specs()
+        for spec in initial:
             self.add_pane(spec)
+        if not initial:  # first start with nothing provisioned: offer to fetch the catalog
+            self.fetch_bar.offer()
+            self.fetch_bar.show()
         self.set_text(text if text is not None else saved.get("text", ""))
 
     # -- layout ----------------------------------------------------------------------------
@@ -94,6 +100,10 @@ class MainWindow(QMainWindow):
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)
+        self.fetch_bar = FetchBar()
+        self.fetch_bar.arrived.connect(self._on_vocab_arrived)
+        self.fetch_bar.hide()
+        box.addWidget(self.fetch_bar)
         box.addWidget(self.splitter)
         self.setCentralWidget(central)
         self.resize(1400, 860)
@@ -163,6 +173,15 @@ class MainWindow(QMainWindow):
         pane.set_text(self._offsets.text)
         self._refresh_stats()
         return pane
+
+    def offer_fetch(self) -> None:
+        self.fetch_bar.offer()
+        self.fetch_bar.show()
+
+    def _on_vocab_arrived(self, name: str) -> None:
+        """A fetched vocabulary: give it a pane while the window shows fewer than four."""
+        if len(self.panes) < MAX_AUTO_PANES and name not in {p.spec for p in self.panes}:
+            self.add_pane(name)
 
     def remove_pane(self, pane: TokenPane) -> None:
         if pane not in self.panes:
@@ -313,7 +332,8 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def shutdown(self) -> None:
-        """Stop every pane's worker thread (idempotent)."""
+        """Stop every worker thread (idempotent)."""
+        self.fetch_bar.stop()
         for pane in self.panes:
             pane.shutdown()
 

@@ -81,6 +81,7 @@ def _tokenizers_menu(w: "MainWindow") -> None:
         action = add.addAction(f"{entry.name} — {entry.title}", lambda n=entry.name: w.add_pane(n))
         action.setEnabled(loadable(entry))
     menu.addAction(icon("open"), "Add from &file…", w.choose_vocab_file)
+    menu.addAction("&Fetch catalog vocabularies…", w.offer_fetch)
     remove = menu.addMenu(icon("remove"), "&Remove")
     remove.aboutToShow.connect(lambda: _fill_pane_menu(remove, w, w.remove_pane))
     left = menu.addMenu("Move &left")

@@ -1,0 +1,45 @@
+"""First start and fetching vocabularies from the window (no network: provisioned entries only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tokviz.gui.app import build_window
+from tokviz.gui.fetch_panel import FetchBar, FetchWorker
+
+
+def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(qtbot, settings, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "empty"))
+    window = build_window(settings=settings, restore=False, text="hello")
+    qtbot.addWidget(window)
+    assert window.panes == []
+    assert window.fetch_bar.isVisibleTo(window)
+    assert "cl100k_base" in window.fetch_bar.label.text() and window.fetch_bar.fetch_button.isEnabled()
+    window.set_text("still usable")  # typing with no panes is fine
+    assert window.text() == "still usable"
+
+
+def test_fetch_of_provisioned_entries_ends_in_finished_and_adds_panes(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base"], "hello")
+    bar = window.fetch_bar
+    with qtbot.waitSignal(bar.arrived, timeout=30_000) as arrived:
+        bar.start(["qwen"])  # already here: checked against its sha256, no download
+    assert arrived.args == ["qwen"]
+    qtbot.waitUntil(lambda: not bar.running, timeout=30_000)
+    assert [r.ok for r in bar.results] == [True] and "already here" in bar.results[0].message
+    assert [p.spec for p in window.panes] == ["cl100k_base", "qwen"]
+
+
+def test_cancelled_fetch_ends_in_cancelled(qtbot) -> None:
+    worker = FetchWorker()
+    worker.cancel()
+    with qtbot.waitSignal(worker.cancelled, timeout=5000), qtbot.assertNotEmitted(worker.finished):
+        worker.run(["cl100k_base"])
+
+
+def test_fetch_bar_stops_cleanly(qtbot) -> None:
+    bar = FetchBar()
+    qtbot.addWidget(bar)
+    bar.start(["cl100k_base"])
+    bar.stop()
+    assert not bar.running
