@@ -69,3 +69,15 @@ def test_cli_cancel_writes_nothing(tmp_path: Path):
         result = train([tmp_path / "a.txt"], vocab_size=300, cancel=cancel)
         vocabfile.save(result, tmp_path / "v")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+def test_training_imports_no_qt():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tokviz.training.trainer, tokviz.training.vocabfile, tokviz.training.cli, "
+        "tokviz.training.curve; from tokviz.training import train; "
+        "assert 'PySide6' not in sys.modules, 'PySide6 imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -26,6 +26,8 @@ anything (see `vocabfile`).
 from __future__ import annotations
 
 import gc
+from array import array
+from functools import partial
 import heapq
 import threading
 from collections import defaultdict
@@ -42,6 +44,9 @@ _LOW = (1 << _SHIFT) - 1
 _ID_BITS = 21
 _ID_MASK = (1 << _ID_BITS) - 1
 MAX_ID = 0x10FFFF  # a token id must be a code point, since chunks are strings of them
+
+
+_int_array = partial(array, "i")
 
 
 def _pack(count: int, left: int, right: int) -> int:
@@ -82,7 +87,7 @@ class BpeTrainer:
         self.words: list[str] = [w for w, _ in items]
         self.freqs: list[int] = [f for _, f in items]
         self.counts: dict[str, int] = {}
-        self.index: dict[str, np.ndarray | list[int]] = {}  # pair -> positions of words holding it
+        self.index: dict[str, np.ndarray | array] = {}  # pair -> positions of words holding it
         self._count_initial_pairs()
 
     def _count_initial_pairs(self) -> None:
@@ -174,7 +179,8 @@ class BpeTrainer:
         words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
         a, b = pair
         delta: defaultdict[str, int] = defaultdict(int)
-        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pair -> words holding it
+        # new pair -> words holding it; 4-byte arrays, since these lists hold millions of entries
+        fresh: defaultdict[str, array] = defaultdict(_int_array)
         held = index.pop(pair)
         replaced = 0
         for wi in held.tolist() if isinstance(held, np.ndarray) else held:

@@ -29,7 +29,7 @@ from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 from tokviz.training.walk import Skipped
 
 NonUtf8 = Literal["skip", "replace"]
-BLOCK_SIZE = 4 << 20
+BLOCK_SIZE = 1 << 20
 TASKS_PER_JOB = 2  # few, large tasks: equal segments are only split once per task
 POOL_MIN_BYTES = 4 << 20  # below this, a pool costs more than it saves
 _CUT = re.compile(rb"[!-~] ")  # a printable ASCII character, then a space: cut between them
@@ -150,7 +150,8 @@ def count_files(
         elif pending is not None:
             task.add(pending)
         read.append((str(path), n_bytes, replaced))
-    keyed = {k.encode("utf-8").decode("latin-1"): v for k, v in task.counts().items()}
+    counted = task.counts(check=(lambda: on_bytes(0)) if on_bytes is not None else None)
+    keyed = {k.encode("utf-8").decode("latin-1"): v for k, v in counted.items()}
     return TaskResult(keyed, read, skipped)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from typing import Callable
 
 import regex
 
@@ -113,8 +114,11 @@ class ChunkCounter:
         self.chunks.update(other.chunks)
         self.segments.update(other.segments)
 
-    def counts(self) -> Counter[str]:
-        """Split the pending segments and return all chunk counts."""
+    def counts(self, check: Callable[[], None] | None = None) -> Counter[str]:
+        """Split the pending segments and return all chunk counts.
+
+        `check()` is called between batches of about a megabyte (it may raise to cancel).
+        """
         if self.segments:
             findall = self.compiled.findall
             by_count: dict[int, list[str]] = {}
@@ -127,16 +131,22 @@ class ChunkCounter:
             self.segments = Counter()
             chunks = self.chunks
             for n, group in by_count.items():
-                found = findall("".join(group))
-                if n == 1:
-                    chunks.update(found)  # a list: counted in C
-                elif len(found) * n <= 1 << 20:
-                    chunks.update(found * n)  # still in C, and cheaper than a loop here
-                else:
-                    for chunk, k in Counter(found).items():
-                        chunks[chunk] += k * n
+                for start in range(0, len(group), _BATCH):
+                    if check is not None:
+                        check()
+                    found = findall("".join(group[start : start + _BATCH]))
+                    if n == 1:
+                        chunks.update(found)  # a list: counted in C
+                    elif len(found) * n <= 1 << 20:
+                        chunks.update(found * n)  # still in C, and cheaper than a loop here
+                    else:
+                        for chunk, k in Counter(found).items():
+                            chunks[chunk] += k * n
         self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
         return self.chunks
+
+
+_BATCH = 1 << 16  # segments split per findall call (about a megabyte of text)
 
 
 def count_chunks(text: str, compiled: regex.Pattern | None, counts: Counter[str]) -> None:
