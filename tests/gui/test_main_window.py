@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QPoint
 from PySide6.QtGui import QTextCursor
 
 from tests.gui.conftest import wait_ready
@@ -175,3 +176,31 @@ def select(window, start: int, end: int, *, utf16: bool = False) -> None:
     cursor.setPosition(to16(start))
     cursor.setPosition(to16(end), QTextCursor.MoveMode.KeepAnchor)
     window.editor.setTextCursor(cursor)
+
+
+def test_hovering_the_editor_highlights_in_every_pane(qtbot, make_window) -> None:
+    text = "x 안녕 y"
+    window = make_window(["cl100k_base", "qwen"], text)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(2)
+    rect = window.editor.cursorRect(cursor)  # the caret before "안": the mouse just right of it
+    with qtbot.waitSignal(window.editor.hovered, timeout=2000) as hovered:
+        qtbot.mouseMove(window.editor.viewport(), rect.center() + QPoint(3, 0))
+    assert hovered.args == [2]
+    for pane in window.panes:
+        expected = {i for i, t in enumerate(pane.result.tokens) if t.start <= 2 < t.end}
+        assert set(pane.view.highlighted) == expected
+    window._on_editor_hover(-1)  # leaving: back to the editor's own selection
+    assert all(len(p.view.highlighted) <= 1 for p in window.panes)
+
+
+def test_a_chosen_set_of_special_tokens(qtbot, make_window, vocab) -> None:
+    text = "<|endoftext|><|fim_prefix|>"
+    window = make_window(["cl100k_base"], text)
+    pane = window.panes[0]
+    assert pane.policy_combo.findText("<|fim_prefix|>") >= 0  # offered in the combo
+    pane.set_policy("<|fim_prefix|>")
+    wait_ready(qtbot, window)
+    expected = vocab("cl100k_base").encode(text, allowed_special={"<|fim_prefix|>"})
+    assert pane.result.tokens == expected
+    assert [t.kind for t in expected].count(TokenKind.SPECIAL) == 1

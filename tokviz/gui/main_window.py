@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self.editor.selectionChanged.connect(self._on_editor_selection)
         self.editor.cursorPositionChanged.connect(self._on_editor_selection)
         self.editor.file_dropped.connect(self.open_text_file)
+        self.editor.hovered.connect(self._on_editor_hover)
         self.chart = TokenBarChart()
         top = QWidget()
         row = QHBoxLayout(top)
@@ -243,6 +244,15 @@ class MainWindow(QMainWindow):
             return
         self._editor_range = (start, end)
         self.highlight_chars(start, end)
+
+    def _on_editor_hover(self, unit: int) -> None:
+        """Hovering a character in the editor highlights the tokens covering it in every pane."""
+        if unit < 0 or unit >= len(self._offsets.text) * 2 + 1:
+            self.highlight_chars(*self._editor_range)
+            return
+        char = self._offsets.to_chars(unit)
+        if char < len(self._offsets.text):
+            self.highlight_chars(char, char + 1)
 
     def _on_pane_hover(self, start: int, end: int) -> None:
         if start < 0:
