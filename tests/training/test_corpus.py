@@ -107,14 +107,22 @@ def test_unreadable_entry_reported(tmp_path: Path):
 
 
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
-def test_large_file_streamed_in_blocks_counts_like_whole(tmp_path: Path, pattern: str):
+def test_large_file_streamed_in_blocks_counts_like_whole(tmp_path: Path, pattern: str, monkeypatch):
+    monkeypatch.setattr(corpus, "BLOCK_SIZE", 1000)
     text = ("The quick brown fox, 한국어 문장도 섞고 😀 emoji.\n    indented  code(x)\n\n" * 300) + "end"
     path = write(tmp_path, "big.txt", text)
-    blocks = list(read_blocks(path, non_utf8="skip", block_size=1000))
+    blocks = list(read_blocks(path, non_utf8="skip"))
     assert len(blocks) > 10 and "".join(b for b, _, _ in blocks) == text
     res = corpus.count_files([str(path)], pattern, "skip")
     expected = Counter(chunk_key(c) for c in regex.findall(pattern, text))
-    assert res.counts == dict(expected) or len(blocks) == 1
+    assert res.counts == dict(expected)
+
+
+def test_block_without_spaces_or_newlines_cut_at_character_start(tmp_path: Path):
+    text = "한" * 1000  # 3 bytes each: a block of 1000 bytes must not end inside a character
+    path = write(tmp_path, "wide.txt", text)
+    blocks = list(read_blocks(path, non_utf8="skip", block_size=1000))
+    assert len(blocks) > 1 and "".join(b for b, _, _ in blocks) == text
 
 
 def test_large_file_blocks_counted(tmp_path: Path, monkeypatch):

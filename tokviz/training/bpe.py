@@ -26,12 +26,12 @@ anything (see `vocabfile`).
 from __future__ import annotations
 
 import gc
-from array import array
-from functools import partial
 import heapq
 import threading
+from array import array
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from typing import Mapping
 
 import numpy as np

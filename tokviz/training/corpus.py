@@ -76,8 +76,9 @@ def _cut_point(data: bytes) -> int:
     return cut or len(data)
 
 
-def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int = BLOCK_SIZE) -> Iterator[tuple[str, int, bool]]:
+def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int | None = None) -> Iterator[tuple[str, int, bool]]:
     """Yield `(text, n_bytes, replaced)` blocks of a file; raise SkipFile with the reason."""
+    block_size = block_size or BLOCK_SIZE
     try:
         f = open(path, "rb")
     except OSError as e:

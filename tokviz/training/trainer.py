@@ -67,7 +67,15 @@ class TrainingResult:
         """tiktoken's `mergeable_ranks` for the first `num_merges` merges (all by default)."""
         table = self.token_bytes()
         n = 256 + (len(self.merges) if num_merges is None else num_merges)
-        return {data: rank for rank, data in enumerate(table[:n])}
+        ranks = {data: rank for rank, data in enumerate(table[:n])}
+        if len(ranks) != n:
+            # possible in principle ((ab, c) and (a, bc) both learned); never seen on real text
+            first = next(i for i, data in enumerate(table[:n]) if ranks[data] != i)
+            raise TrainingError(
+                f"merge {first - 256} makes the same bytes as a later merge ({table[first]!r}); "
+                "a tiktoken rank file cannot hold both"
+            )
+        return ranks
 
     def corpus_tokens(self) -> list[int]:
         """Corpus token count before any merge and after each merge: the compression curve."""
