@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,9 @@ def test_atomic_write_leaves_no_temp_files(result, tmp_path: Path):
     save(result, tmp_path / "a")
     save(result, tmp_path / "a")  # overwrite in place
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "a.tiktoken"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
 def test_save_into_missing_folder_is_an_error(result, tmp_path: Path):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer, read_rank_file
@@ -37,8 +37,20 @@ def output_paths(name: str | os.PathLike) -> tuple[Path, Path, Path]:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder and `os.replace`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write `data` to `path` via a temporary file in the same folder and `os.replace`.
+
+    The temporary file is created with mode 0666 less the umask, like any saved file (mkstemp
+    would make it 0600, and reading the umask means setting it, which races with other threads).
+    """
+    for _ in range(100):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover
+        raise FileExistsError(f"cannot create a temporary file next to {path}")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
