@@ -123,3 +123,16 @@ def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     assert tokens == expected and len(tokens) == len(expected)
     assert tokens[-1] == expected[-1] and tokens[1:3] == expected[1:3]
     assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}
+
+
+def test_doctests_of_the_gui_helpers() -> None:
+    import doctest
+
+    import tokviz.gui.cells
+    import tokviz.gui.offsets
+    import tokviz.gui.stats
+    import tokviz.gui.token_layout
+
+    for module in (tokviz.gui.cells, tokviz.gui.offsets, tokviz.gui.stats, tokviz.gui.token_layout):
+        failed, tried = doctest.testmod(module)
+        assert tried and not failed, module.__name__

@@ -32,13 +32,13 @@ class PaneStats:
 
         >>> print(PaneStats(10, 40, 50).summary(PaneStats(8, 40, 50)))
         10 tokens · +2 (+25.0%) vs first
-        4.00 chars/token · 5.00 bytes/token · 25.0 tokens/100 chars
+        4.00 chars/tok · 5.00 bytes/tok · 25.0 tok/100 chars
         """
         head = f"{self.tokens:,} tokens"
         head += f" · {difference(self.tokens, first.tokens)} vs first" if first is not None else " · first pane"
         return (
-            f"{head}\n{self.chars_per_token:.2f} chars/token · {self.bytes_per_token:.2f} bytes/token · "
-            f"{self.tokens_per_100_chars:.1f} tokens/100 chars"
+            f"{head}\n{self.chars_per_token:.2f} chars/tok · {self.bytes_per_token:.2f} bytes/tok · "
+            f"{self.tokens_per_100_chars:.1f} tok/100 chars"
         )
 
 

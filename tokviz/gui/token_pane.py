@@ -242,6 +242,11 @@ class TokenPane(QFrame):
         stats = self.stats()
         if stats is not None:
             self.stats_label.setText(stats.summary(first))
+            self.stats_label.setToolTip(
+                f"{stats.tokens:,} tokens for {stats.chars:,} characters ({stats.bytes:,} UTF-8 bytes)\n"
+                "chars/tok: characters per token · bytes/tok: bytes per token\n"
+                "tok/100 chars: tokens per 100 characters (what 100 characters cost)"
+            )
 
     def _on_hover(self, index: int) -> None:
         if index < 0 or self.result is None:
