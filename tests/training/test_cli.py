@@ -102,3 +102,20 @@ def test_progress_bar_lines_when_not_a_tty():
     assert len(lines) == 2 and "\r" not in stream.getvalue()
     assert lines[0].startswith("counting") and "50%" in lines[0] and "files 3 read" in lines[0]
     assert lines[1].startswith("merging") and "10/100 merges" in lines[1]
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_tty_redraws_one_line():
+    stream = _Tty()
+    bar = ProgressBar(stream)
+    bar(Progress("merging", 100, 1000, 5000.0, 0.2))
+    bar(Progress("merging", 1000, 1000, 5000.0, None))
+    bar.finish()
+    out = stream.getvalue()
+    assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
+    first, second = out.strip("\n").split("\r")[1:]
+    assert len(second) >= len(first)  # padded over the longer line before it

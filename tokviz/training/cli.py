@@ -41,7 +41,8 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, added after the merges")
     p.add_argument("--min-frequency", type=int, default=2, metavar="F", help="stop when no pair occurs F times (default 2)")
     p.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes for counting (default: all cores)")
-    p.add_argument("--word-counts", metavar="FILE", help="also train on 'chunk<TAB>count' lines")
+    p.add_argument("--word-counts", metavar="FILE",
+                   help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")
     p.set_defaults(func=run_train)
     return p
@@ -54,6 +55,7 @@ class ProgressBar:
         self.stream = stream
         self.tty = stream.isatty()
         self.last_line = 0.0
+        self.width = 0
         self.phase: str | None = None
 
     def __call__(self, event: Progress) -> None:
@@ -63,8 +65,15 @@ class ProgressBar:
             return
         if changed and self.tty and self.phase is not None:
             self.stream.write("\n")
+            self.width = 0
         self.phase, self.last_line = event.phase, now
-        self.stream.write(("\r" if self.tty else "") + self.render(event) + ("" if self.tty else "\n"))
+        line = self.render(event)
+        if self.tty:
+            # pad over what the previous, longer line left behind
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            self.stream.write(line + "\n")
         self.stream.flush()
 
     @staticmethod
