@@ -124,6 +124,12 @@ def test_click_selects_and_details_list_occurrences(qtbot, make_window) -> None:
     assert "occurs 2×" in pane.details.text()
     cursor = window.editor.textCursor()
     assert (cursor.selectionStart(), cursor.selectionEnd()) == (pane.view.tokens[the].start, pane.view.tokens[the].end)
+    window.set_options(mode="both")  # a view change keeps the selection
+    wait_ready(qtbot, window)
+    assert pane.view.selected == the
+    window.set_text("a new text")  # a new text drops it
+    wait_ready(qtbot, window)
+    assert pane.view.selected is None
 
 
 def test_add_remove_and_reorder_panes(qtbot, make_window) -> None:

@@ -12,6 +12,7 @@ def test_settings_restore_panes_text_and_options(qtbot, settings) -> None:
     first = build_window(specs=["qwen", "cl100k_base"], text="remember me 根", settings=settings, restore=False)
     qtbot.addWidget(first)
     first.set_options(mode="both", visible_whitespace=False)
+    first.panes[1].set_policy("all")
     first.resize(700, 500)  # inside the offscreen screen (800x600)
     wait_ready(qtbot, first)
     first.close()  # saves the settings and stops the pane threads
@@ -20,6 +21,7 @@ def test_settings_restore_panes_text_and_options(qtbot, settings) -> None:
     second = build_window(settings=settings)
     qtbot.addWidget(second)
     assert [p.spec for p in second.panes] == ["qwen", "cl100k_base"]
+    assert [p.policy.label for p in second.panes] == ["none", "all"]
     assert second.text() == "remember me 根"
     assert second.options.mode == "both" and not second.options.visible_whitespace
     assert (second.width(), second.height()) == (700, 500)

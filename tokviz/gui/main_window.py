@@ -69,8 +69,9 @@ class MainWindow(QMainWindow):
         build_menus(self)
         saved = self._restore_settings() if restore else {}
         initial = specs or saved.get("panes") or default_specs()
-        for spec in initial:
-            self.add_pane(spec)
+        policies = saved.get("policies", []) if not specs else []
+        for i, spec in enumerate(initial):
+            self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
         if not initial:  # first start with nothing provisioned: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
@@ -328,12 +329,15 @@ class MainWindow(QMainWindow):
         )
         panes = s.value("panes/specs", [])
         panes = [panes] if isinstance(panes, str) else list(panes or [])
-        return {"panes": panes, "text": s.value("input/text", "") or ""}
+        policies = s.value("panes/policies", [])
+        policies = [policies] if isinstance(policies, str) else list(policies or [])
+        return {"panes": panes, "policies": policies, "text": s.value("input/text", "") or ""}
 
     def save_settings(self) -> None:
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("panes/specs", [p.spec for p in self.panes])
+        s.setValue("panes/policies", [p.policy.label for p in self.panes])
         s.setValue("view/mode", self.options.mode)
         s.setValue("view/visible_whitespace", self.options.visible_whitespace)
         s.setValue("view/color_by_id", self.options.color_by_id)

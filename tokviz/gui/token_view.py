@@ -81,9 +81,12 @@ class TokenView(QAbstractScrollArea):
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
         top_char = self.top_char()
-        self.result = result
-        self.selected = None if result is None or self.selected is None else self.selected
-        if self.selected is not None and result is not None and self.selected >= len(result.tokens):
+        previous, self.result = self.result, result
+        same_cut = (
+            previous is not None and result is not None and previous.text == result.text
+            and previous.policy == result.policy
+        )
+        if not same_cut:  # a selection only survives a change of view options
             self.selected = None
         self.highlighted = range(0)
         self._hover = None
