@@ -175,11 +175,16 @@ class BpeTrainer:
             reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
 
     def _merge(self, pair: str, new: str, heap: list[int]) -> int:
-        """Replace `pair` by `new` in every chunk holding it; update counts, index and heap."""
+        """Replace `pair` by `new` in every chunk holding it; update counts, index and heap.
+
+        Pairs that lose occurrences are tallied in `lost`; each new pair (next to `new`) gets the
+        word of every occurrence appended to its index entry, and its count is then the sum of
+        those words' counts (summed in C).
+        """
         words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
         a, b = pair
-        delta: defaultdict[str, int] = defaultdict(int)
-        # new pair -> words holding it; 4-byte arrays, since these lists hold millions of entries
+        lost: defaultdict[str, int] = defaultdict(int)
+        # new pair -> one entry per occurrence; 4-byte arrays, since these hold millions of entries
         fresh: defaultdict[str, array] = defaultdict(_int_array)
         held = index.pop(pair)
         replaced = 0
@@ -194,16 +199,12 @@ class BpeTrainer:
                 replaced += f
                 if before:
                     c = before[-1]
-                    delta[c + a] -= f
-                    q = c + new
-                    delta[q] += f
-                    fresh[q].append(wi)
+                    lost[c + a] += f
+                    fresh[c + new].append(wi)
                 if after:
                     c = after[0]
-                    delta[b + c] -= f
-                    q = new + c
-                    delta[q] += f
-                    fresh[q].append(wi)
+                    lost[b + c] += f
+                    fresh[new + c].append(wi)
                 words[wi] = before + new + after
                 continue
             n = len(parts) - 1
@@ -212,32 +213,30 @@ class BpeTrainer:
                 before, after = parts[i], parts[i + 1]
                 if before:
                     c = before[-1]
-                    delta[c + a] -= f
-                    delta[c + new] += f
+                    lost[c + a] += f
                     fresh[c + new].append(wi)
                 elif i:  # the previous occurrence is right before this one
-                    delta[b + a] -= f
-                    delta[new + new] += f
+                    lost[b + a] += f
                     fresh[new + new].append(wi)
                 if after:
                     c = after[0]
-                    delta[b + c] -= f
-                    delta[new + c] += f
+                    lost[b + c] += f
                     fresh[new + c].append(wi)
             words[wi] = new.join(parts)
-        delta.pop(pair, None)
+        lost.pop(pair, None)
         del counts[pair]
-        for q, d in delta.items():
-            if new in q:  # a new pair: only ever added to
-                counts[q] = d
-                heapq.heappush(heap, (-d << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
-            elif d:
-                c = counts[q] + d
-                if c:
-                    counts[q] = c
-                else:
-                    del counts[q]
-                    index.pop(q, None)
+        for q, d in lost.items():
+            c = counts[q] - d
+            if c:
+                counts[q] = c
+            else:
+                del counts[q]
+                index.pop(q, None)
+        at = freqs.__getitem__
+        for q, held_by in fresh.items():
+            c = sum(map(at, held_by))
+            counts[q] = c
+            heapq.heappush(heap, (-c << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
         index.update(fresh)
         return replaced
 
