@@ -40,7 +40,7 @@ PRESETS: dict[str, str | None] = {
 WHOLE_TEXT_PATTERN = r"[\s\S]+"
 
 
-def resolve_pattern(spec: str | None) -> tuple[str | None, str | None]:
+def resolve_pattern(spec: str) -> tuple[str | None, str | None]:
     """Turn a preset name or a regex into `(pattern or None for no split, preset name or None)`.
 
     >>> resolve_pattern("none")
@@ -48,8 +48,6 @@ def resolve_pattern(spec: str | None) -> tuple[str | None, str | None]:
     >>> resolve_pattern(r"\\w+|\\W")
     ('\\\\w+|\\\\W', None)
     """
-    if spec is None:
-        spec = "cl100k"
     if spec in PRESETS:
         return PRESETS[spec], spec
     compile_pattern(spec)

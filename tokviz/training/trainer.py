@@ -107,7 +107,7 @@ def train(
     *,
     vocab_size: int,
     name: str = "trained",
-    pattern: str | None = "cl100k",
+    pattern: str = "cl100k",
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     gitignore: bool = False,
@@ -148,8 +148,10 @@ def train(
     }
     trainer = BpeTrainer(counts, min_frequency=min_frequency)
     del counts  # the trainer holds the chunks now; the dict would only double the memory
-    return _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
-                   params, progress, cancel, start)
+    return _finish(
+        trainer, num_merges, name=name, pattern=split, preset=preset, special_tokens=special_tokens,
+        vocab_size=vocab_size, params=params, report=report, progress=progress, cancel=cancel, start=start,
+    )
 
 
 def train_texts(
@@ -157,7 +159,7 @@ def train_texts(
     *,
     vocab_size: int,
     name: str = "trained",
-    pattern: str | None = "cl100k",
+    pattern: str = "cl100k",
     special_tokens: Sequence[str] = (),
     min_frequency: int = 2,
     progress: ProgressCallback | None = None,
@@ -188,17 +190,33 @@ def train_texts(
     params = {"vocab_size": vocab_size, "min_frequency": min_frequency, "texts": report.files_read}
     trainer = BpeTrainer(counts, min_frequency=min_frequency)
     del counts
-    return _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
-                   params, progress, cancel, start)
+    return _finish(
+        trainer, num_merges, name=name, pattern=split, preset=preset, special_tokens=special_tokens,
+        vocab_size=vocab_size, params=params, report=report, progress=progress, cancel=cancel, start=start,
+    )
 
 
-def _finish(trainer, report, name, split, preset, num_merges, special_tokens, vocab_size,
-            params, progress, cancel, start) -> TrainingResult:
+def _finish(
+    trainer: BpeTrainer,
+    num_merges: int,
+    *,
+    name: str,
+    pattern: str | None,
+    preset: str | None,
+    special_tokens: Sequence[str],
+    vocab_size: int,
+    params: dict,
+    report: CorpusReport,
+    progress: ProgressCallback | None,
+    cancel: threading.Event | None,
+    start: float,
+) -> TrainingResult:
+    """Run the merge loop and put the result together; special tokens take the ids after the merges."""
     stats = trainer.train(num_merges, progress=progress, cancel=cancel)
     first_special = 256 + len(stats.merges)
     specials = {s: first_special + i for i, s in enumerate(special_tokens)}
     return TrainingResult(
-        name=name, pattern=split, pattern_preset=preset, merges=stats.merges,
+        name=name, pattern=pattern, pattern_preset=preset, merges=stats.merges,
         replaced=stats.replaced, initial_tokens=stats.initial_tokens, special_tokens=specials,
         requested_vocab_size=vocab_size, params=params, corpus=report,
         seconds=time.perf_counter() - start,
