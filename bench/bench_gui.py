@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(window, text: str, paste_s: float, done_at: list[float], gaps: list[float]) -> None:
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end")
     print(f"text: {len(text):,} chars, {len(text.encode('utf-8')):,} bytes; panes: {[p.spec for p in window.panes]}")
     for p in window.panes:
         if p.result is not None:
