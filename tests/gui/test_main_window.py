@@ -210,3 +210,15 @@ def test_a_chosen_set_of_special_tokens(qtbot, make_window, vocab) -> None:
     expected = vocab("cl100k_base").encode(text, allowed_special={"<|fim_prefix|>"})
     assert pane.result.tokens == expected
     assert [t.kind for t in expected].count(TokenKind.SPECIAL) == 1
+
+
+def test_scrolling_to_a_character_not_yet_laid_out_happens_once_it_is(qtbot, make_window) -> None:
+    text = "\n".join(f"row {i} 안녕하세요 hello world" for i in range(3000))
+    window = make_window(["qwen"], text)
+    view = window.panes[0].view
+    target = text.index("row 2500 ")
+    view.set_result(view.result)  # start the layout over: the target is not placed yet
+    assert not view.layout_done
+    view.scroll_to_char(target)
+    qtbot.waitUntil(lambda: view.layout_done, timeout=10_000)
+    assert abs(view.top_char() - target) < 40

@@ -104,7 +104,7 @@ def _select_when_ready(window: MainWindow, char: int) -> None:
     """Select the first pane's token at `char` once every pane is laid out (screenshots)."""
 
     def attempt() -> None:
-        if window.panes and all(p.result is not None or p.error for p in window.panes):
+        if window.panes and all((p.result is not None and p.view.layout_done) or p.error for p in window.panes):
             first = next((p for p in window.panes if p.result is not None), None)
             if first is not None and (index := first.view.token_for_char(char)) is not None:
                 window.select_token(first, index)

@@ -58,6 +58,7 @@ class TokenView(QAbstractScrollArea):
         self._syncing = False
         self._line_h = 0.0
         self._top_h = 0.0
+        self._keep_char: int | None = None
         self._timer = QTimer(self, interval=0)
         self._timer.timeout.connect(self._layout_slice)
         self.viewport().setMouseTracking(True)
@@ -154,18 +155,26 @@ class TokenView(QAbstractScrollArea):
     def _restore_scroll(self) -> bool:
         """Scroll back to the character that was on top before a relayout, once it is placed."""
         index = self.token_for_char(self._keep_char or 0)
-        if index is None or self.token_layout is None or index >= self.token_layout._next:
+        if index is None or self.token_layout is None or index >= self.token_layout.placed():
             return bool(self.token_layout and self.token_layout.done)
-        self._set_scroll(self.token_layout.line_of(index))
+        self._syncing = True  # a restore is not a user's scroll: do not drive the other panes
+        try:
+            self._set_scroll(self.token_layout.line_of(index))
+        finally:
+            self._syncing = False
         return True
 
     def _update_scrollbar(self) -> None:
         lines = self.token_layout.line_count if self.token_layout else 0
         total = int(lines * self._line_h + 2 * MARGIN)
         bar = self.verticalScrollBar()
-        bar.setPageStep(self.viewport().height())
-        bar.setSingleStep(max(int(self._line_h), 1))
-        bar.setRange(0, max(total - self.viewport().height(), 0))
+        syncing, self._syncing = self._syncing, True  # a clamped value is not a user's scroll
+        try:
+            bar.setPageStep(self.viewport().height())
+            bar.setSingleStep(max(int(self._line_h), 1))
+            bar.setRange(0, max(total - self.viewport().height(), 0))
+        finally:
+            self._syncing = syncing
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt naming)
         super().resizeEvent(event)
@@ -236,7 +245,10 @@ class TokenView(QAbstractScrollArea):
     def scroll_to_char(self, char: int) -> None:
         """Scroll so the token holding `char` is on the top line (without echoing `scrolled`)."""
         index = self.token_for_char(char)
-        if index is None or self.token_layout is None or index >= self.token_layout._next:
+        if index is None or self.token_layout is None:
+            return
+        if index >= self.token_layout.placed():  # not laid out yet: go there once it is
+            self._keep_char = char
             return
         self._syncing = True
         try:
@@ -254,8 +266,11 @@ class TokenView(QAbstractScrollArea):
 
     def _on_scroll(self, _value: int) -> None:
         self.viewport().update()
+        if self._syncing:
+            return
+        self._keep_char = None  # the user scrolled: forget a pending jump
         char = self.top_char()
-        if not self._syncing and char is not None:
+        if char is not None:
             self.scrolled.emit(char)
 
     # -- mouse -----------------------------------------------------------------------------
