@@ -11,7 +11,7 @@ import pytest
 
 from tests.training.texts import TRAINING
 from tokviz.training import corpus
-from tokviz.training.events import Progress, TrainingCancelled
+from tokviz.training.events import Progress, TokenTable, TrainingCancelled
 from tokviz.training.trainer import train, train_texts
 
 
@@ -43,6 +43,8 @@ def test_cancel_during_merging_is_prompt_and_reports_merges():
     merging = [e for e in events if e.phase == "merging"]
     learned = [m for e in merging for m in e.new_merges]
     assert len(learned) == merging[-1].done  # every merge is reported once, in order
+    table = TokenTable()
+    assert len(table.add(learned)) == len(learned) and len(table) == 256 + len(learned)
     assert merging[-1].corpus_tokens < merging[0].corpus_tokens or len(merging) == 1
 
 

@@ -46,3 +46,16 @@ def test_compression_curve():
     # the curve for a training text follows the corpus curve: only one document, nothing else
     single = train_texts([KOREAN], vocab_size=256 + 100, pattern="cl100k")
     assert text_curve(single, KOREAN, [len(single.merges)]) == [corpus_curve(single)[-1]]
+
+
+def test_live_merges_rebuild_the_final_vocabulary():
+    from tokviz.training.events import TokenTable
+
+    events = []
+    result = train_texts([ENGLISH, KOREAN], vocab_size=256 + 300, progress=events.append)
+    table = TokenTable()
+    for event in events:
+        if event.phase == "merging":
+            table.add(event.new_merges)
+    assert [table[i] for i in range(len(table))] == result.token_bytes()
+    assert [e for e in events if e.phase == "merging"][-1].corpus_tokens == corpus_curve(result)[-1]

@@ -7,6 +7,7 @@ The API a caller (CLI, GUI worker) needs:
   `cancel=threading.Event()`; they raise `TrainingError` or `TrainingCancelled`;
 - `vocabfile.save(result, name)`, `vocabfile.load_trained(path)`, `vocabfile.trained_tokenizer(result)`;
 - `curve.corpus_curve(result)`, `curve.text_curve(result, text, ks)`;
+- `events.TokenTable` turns the merges in progress events into token bytes for a live table;
 - `cli.add_train_parser(subparsers)`, `cli.run_train(args)`.
 
 Importing this package imports nothing else (worker processes import only what they use).
@@ -23,6 +24,7 @@ _EXPORTS = {
     "TrainingError": "tokviz.training.events",
     "TrainingCancelled": "tokviz.training.events",
     "Progress": "tokviz.training.events",
+    "TokenTable": "tokviz.training.events",
 }
 
 

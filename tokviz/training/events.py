@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 Phase = Literal["scanning", "counting", "merging"]
 
@@ -53,6 +53,34 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+class TokenTable:
+    """The bytes of every id, grown as merges arrive: for a live table of what is being learned.
+
+    >>> table = TokenTable()
+    >>> table.add([(97, 97, 4), (97, 98, 2), (256, 257, 2)])
+    [b'aa', b'ab', b'aaab']
+    >>> table[258], len(table)
+    (b'aaab', 259)
+    """
+
+    def __init__(self) -> None:
+        self._bytes = [bytes([i]) for i in range(256)]
+
+    def add(self, merges: Sequence[tuple[int, int, int]]) -> list[bytes]:
+        """Append the tokens the merges make (in order); return their bytes."""
+        start = len(self._bytes)
+        table = self._bytes
+        for left, right, _ in merges:
+            table.append(table[left] + table[right])
+        return table[start:]
+
+    def __getitem__(self, token_id: int) -> bytes:
+        return self._bytes[token_id]
+
+    def __len__(self) -> int:
+        return len(self._bytes)
 
 
 @dataclass
