@@ -1,0 +1,133 @@
+"""The vocabulary browser on real vocabularies: row counts, filters, sorting, parents, occurrences."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from tokviz.core.vocabulary import COLUMNS
+from tokviz.gui.vocab_browser import VocabBrowser, open_vocab_browser
+
+TIMEOUT_MS = 20_000
+COLUMN = {name: k for k, (name, _) in enumerate(COLUMNS)}
+
+
+def make_browser(qtbot, spec: str, **kwargs) -> VocabBrowser:
+    browser = VocabBrowser(spec, **kwargs)
+    qtbot.addWidget(browser)
+    with qtbot.waitSignal(browser.loaded, timeout=TIMEOUT_MS) as blocker:
+        blocker.connect(browser.load_failed)
+    assert browser.error is None, browser.error
+    return browser
+
+
+def shown_ids(browser: VocabBrowser) -> list[int]:
+    model = browser.model
+    return [model.data(model.index(r, 0), Qt.ItemDataRole.UserRole) for r in range(model.rowCount())]
+
+
+def test_cl100k_rows_filters_sorting_parents_and_occurrences(qtbot, vocab):
+    tok = vocab("cl100k_base")
+    text = "hello world, hello again"
+    browser = make_browser(qtbot, "cl100k_base", text=text)
+    model = browser.model
+    assert model.rowCount() == len(browser.table) == len(tok.mergeable_ranks) + len(tok.special_tokens)
+    assert browser.count_label.text() == f"{model.rowCount():,} of {len(browser.table):,}"
+    assert model.data(model.index(15339 - 0, COLUMN["text"])) == "hello"  # ids 0.. have no holes here
+
+    # fragments only: every row's bytes fail strict UTF-8, and the row is flagged in colour
+    browser.fragments_only.setChecked(True)
+    qtbot.waitUntil(lambda: model.rowCount() < len(browser.table), timeout=2000)  # the debounce fires
+    fragments = shown_ids(browser)
+    assert 0 < len(fragments) < len(browser.table)
+    for token_id in fragments:
+        with pytest.raises(UnicodeDecodeError):
+            tok.token_bytes(token_id).decode("utf-8")
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole) is not None
+
+    # special only
+    browser.fragments_only.setChecked(False)
+    browser.special_only.setChecked(True)
+    browser.apply_filter()
+    assert sorted(shown_ids(browser)) == sorted(tok.special_tokens.values())
+
+    # text search, id range, and a bad hex query keeps the rows and says why
+    browser.special_only.setChecked(False)
+    browser.search.setText("hello")
+    browser.id_max.setValue(20000)
+    browser.apply_filter()
+    ids = shown_ids(browser)
+    assert 15339 in ids and all(i <= 20000 for i in ids)
+    assert all("hello" in tok.decode([i]).lower() for i in ids)
+    browser.search_mode.setCurrentText("Hex")
+    browser.search.setText("e6 a")
+    browser.apply_filter()
+    assert shown_ids(browser) == ids and browser.filter_message.isVisibleTo(browser)
+
+    # sorting by length, descending, through the header
+    browser.clear_filters()
+    browser.view.sortByColumn(COLUMN["length"], Qt.SortOrder.DescendingOrder)
+    lengths = [int(model.data(model.index(r, COLUMN["length"]))) for r in range(50)]
+    assert lengths == sorted(lengths, reverse=True)
+    assert lengths[0] == max(len(tok.token_bytes(i)) for i in tok.mergeable_ranks.values())
+
+    # parents: " world" (1917) is merged from two tokens whose bytes join to it; a click selects one
+    assert browser.select_token(1917)
+    left, right = (b.property("token_id") for b in browser.parent_buttons)
+    assert tok.token_bytes(left) + tok.token_bytes(right) == b" world"
+    browser.search.setText("zzzz-no-such-token")
+    browser.apply_filter()
+    assert model.rowCount() == 0
+    browser.parent_buttons[0].click()  # hidden by the filter: the filters are cleared
+    assert browser.selected_id() == left
+    assert browser.search.text() == "" and model.rowCount() == len(browser.table)
+    assert model.token_id(browser.view.currentIndex().row()) == left
+
+    # occurrences of "hello" (15339) in the current text, and the jump signal
+    assert browser.select_token(15339)
+    assert browser.occurrence_spans() == [(0, 5)]
+    assert browser.occurrence_label.text().startswith("1 occurrence")
+    with qtbot.waitSignal(browser.jump_to) as blocker:
+        browser.occurrence_list.itemClicked.emit(browser.occurrence_list.item(0))
+    assert blocker.args == [0, 5]
+    assert browser.select_token(24748)  # " hello"
+    assert browser.occurrence_spans() == [(12, 18)]
+
+
+def test_qwen_rows_hex_and_script_filter(qtbot, vocab):
+    tok = vocab("qwen")
+    browser = make_browser(qtbot, "qwen")
+    model = browser.model
+    assert model.rowCount() == len(browser.table) == len(tok.mergeable_ranks) + len(tok.special_tokens)
+    browser.search_mode.setCurrentText("Hex")
+    browser.search.setText("e6 a0")
+    browser.apply_filter()
+    ids = shown_ids(browser)
+    assert 51461 in ids
+    assert all(b"\xe6\xa0" in tok.token_bytes(i) for i in ids)
+    browser.clear_filters()
+    browser.script_combo.setCurrentIndex(browser.script_combo.findData("hangul"))
+    browser.apply_filter()
+    assert 0 < model.rowCount() < len(browser.table)
+    texts = [model.data(model.index(r, COLUMN["script"])) for r in range(model.rowCount())]
+    assert set(texts) == {"hangul"}
+
+
+def test_sentencepiece_vocab_has_no_parents_and_dialog_opens(qtbot):
+    dialog = open_vocab_browser(None, "mistral-7b-v0.1", text="hello")
+    qtbot.addWidget(dialog)
+    browser = dialog.browser
+    qtbot.waitUntil(lambda: not browser.busy, timeout=TIMEOUT_MS)
+    assert browser.model.rowCount() == 32000
+    assert browser.select_token(100)
+    assert not any(b.isVisibleTo(browser) for b in browser.parent_buttons)
+    assert "no merge ranks" in browser.parents_note.text()
+
+
+def test_unknown_spec_shows_an_error(qtbot):
+    browser = VocabBrowser("no-such-tokenizer")
+    qtbot.addWidget(browser)
+    with qtbot.waitSignal(browser.load_failed, timeout=TIMEOUT_MS):
+        pass
+    assert "unknown tokenizer" in browser.error_label.text()
+    assert browser.stack.currentIndex() == 1

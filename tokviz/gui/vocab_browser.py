@@ -1,0 +1,651 @@
+"""The vocabulary browser: every id of a tokenizer in a filterable, sortable table.
+
+`VocabBrowser` loads the tokenizer named by a spec and builds `tokviz.core.vocabulary`'s
+`VocabularyTable` on a worker thread (1-4 s for 200k ids), then shows it through `VocabTableModel`,
+a `QAbstractTableModel` that reads cells lazily: 200k rows cost one numpy index array, no widget or
+item per row. The details area shows the selected token, the two tokens it is merged from
+(byte-level BPE vocabularies) as buttons, and where it occurs in the window's current text;
+clicking an occurrence emits `jump_to(start, end)` (character offsets) for the window to highlight.
+
+`BackgroundCall` (one function on its own QThread, exactly one terminal signal) lives here and is
+shared by the merge replay and the pipeline view: the brief for this work allows new files only,
+and this is the first of them.
+
+This module does not tokenize in the GUI thread and does not edit vocabularies.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, QTimer, Signal, Slot,
+)
+from PySide6.QtGui import QColor, QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView, QCheckBox, QComboBox, QDialog, QFormLayout, QFrame, QHBoxLayout, QHeaderView,
+    QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
+    QStackedWidget, QTableView, QVBoxLayout, QWidget,
+)
+
+from tokviz.core import catalog
+from tokviz.core.tokenizer import Tokenizer
+from tokviz.core.tokens import Token, TokenKind
+from tokviz.core.vocabulary import COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences
+from tokviz.gui.theme import token_colors
+
+DEBOUNCE_MS = 150
+MAX_OFFSETS_SHOWN = 500
+ROW_HEIGHT_PAD = 6
+
+
+# -- background work ------------------------------------------------------------------------------
+
+
+class _CallWorker(QObject):
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, fn: Callable[[], Any], stop: threading.Event) -> None:
+        super().__init__()
+        self._fn = fn
+        self._stop = stop
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self._fn()
+        except Exception as e:  # the boundary: every error becomes a message
+            if self._stop.is_set():
+                self.cancelled.emit()
+            else:
+                self.failed.emit(str(e) or type(e).__name__)
+            return
+        if self._stop.is_set():
+            self.cancelled.emit()
+        else:
+            self.finished.emit(result)
+
+
+_RUNNING: set[BackgroundCall] = set()  # a running QThread that is garbage-collected aborts the process
+
+
+class BackgroundCall(QObject):
+    """Run `fn()` on its own QThread; each run ends in exactly one of finished / failed / cancelled.
+
+    `cancel()` is a plain method (a queued slot would run only after `fn` returns): the function
+    cannot be interrupted, but its result is dropped and `cancelled` is emitted instead. The call
+    keeps itself alive until its thread has finished.
+
+    >>> call = BackgroundCall(lambda: catalog.load("qwen"))  # doctest: +SKIP
+    >>> call.finished.connect(on_loaded); call.start()  # doctest: +SKIP
+    """
+
+    finished = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, fn: Callable[[], Any]) -> None:
+        super().__init__()
+        self._stop = threading.Event()
+        self._thread = QThread()
+        self._worker = _CallWorker(fn, self._stop)
+        self._worker.moveToThread(self._thread)
+        self._thread.started.connect(self._worker.run)
+        for own, theirs in (
+            (self.finished, self._worker.finished), (self.failed, self._worker.failed),
+            (self.cancelled, self._worker.cancelled),
+        ):
+            theirs.connect(own)
+            theirs.connect(self._thread.quit)
+        self._thread.finished.connect(self._release)
+
+    def start(self) -> None:
+        _RUNNING.add(self)
+        self._thread.start()
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def is_running(self) -> bool:
+        return self._thread.isRunning()
+
+    def shutdown(self) -> None:
+        """Cancel and wait for the thread (the owner is closing)."""
+        self.cancel()
+        self._thread.quit()
+        self._thread.wait()
+
+    def _release(self) -> None:
+        _RUNNING.discard(self)
+
+
+def error_label(text: str = "") -> QLabel:
+    label = QLabel(text, objectName="warningLabel", wordWrap=True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+def busy_page(text: str) -> QWidget:
+    """A centred busy indicator (an indeterminate progress bar) with a caption."""
+    page = QWidget()
+    layout = QVBoxLayout(page)
+    layout.addStretch(1)
+    caption = QLabel(text, alignment=Qt.AlignmentFlag.AlignCenter)
+    bar = QProgressBar()
+    bar.setRange(0, 0)
+    bar.setMaximumWidth(320)
+    layout.addWidget(caption)
+    layout.addWidget(bar, 0, Qt.AlignmentFlag.AlignHCenter)
+    layout.addStretch(2)
+    return page
+
+
+# -- the model ------------------------------------------------------------------------------------
+
+_NUMERIC = frozenset({"id", "length"})
+_MONO = frozenset({"piece", "hex"})
+
+
+class VocabTableModel(QAbstractTableModel):
+    """The rows of a `VocabularyTable` a filter keeps, in the order a sort gives; cells are read
+    from the table only when the view asks for them."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.table: VocabularyTable | None = None
+        self.rows = np.zeros(0, dtype=np.int64)
+        self.sort_column: str | None = None
+        self.descending = False
+        colors = token_colors()
+        fragment = QColor(colors.kinds.get(TokenKind.FRAGMENT, QColor("#ff8a80")))
+        special = QColor(colors.kinds.get(TokenKind.SPECIAL, QColor("#b39ddb")))
+        fragment.setAlpha(110)
+        special.setAlpha(110)
+        self._backgrounds = {"fragment": fragment, "special": special}
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    def set_table(self, table: VocabularyTable) -> None:
+        self.beginResetModel()
+        self.table = table
+        self.rows = np.arange(len(table), dtype=np.int64)
+        self.sort_column, self.descending = None, False
+        self.endResetModel()
+
+    def set_rows(self, rows: np.ndarray) -> None:
+        """Show `rows` (table row indices), in the current sort order."""
+        self.beginResetModel()
+        self.rows = self._sorted(np.asarray(rows, dtype=np.int64))
+        self.endResetModel()
+
+    def _sorted(self, rows: np.ndarray) -> np.ndarray:
+        if self.table is None or self.sort_column is None:
+            return rows
+        return self.table.sort(rows, self.sort_column, descending=self.descending)  # type: ignore[arg-type]
+
+    def table_row(self, view_row: int) -> int:
+        return int(self.rows[view_row])
+
+    def token_id(self, view_row: int) -> int:
+        return int(self.table.ids[self.rows[view_row]])  # type: ignore[union-attr]
+
+    def view_row_of(self, token_id: int) -> int | None:
+        """Where `token_id` is shown, or None when the filter hides it (or no such id)."""
+        if self.table is None or (row := self.table.row_of(token_id)) is None:
+            return None
+        found = np.flatnonzero(self.rows == row)
+        return int(found[0]) if len(found) else None
+
+    # -- QAbstractTableModel ----------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section][1]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        table = self.table
+        if table is None or not index.isValid():
+            return None
+        row = int(self.rows[index.row()])
+        column = COLUMNS[index.column()][0]
+        if role == Qt.ItemDataRole.DisplayRole:
+            value = table.cell(row, column)
+            if column == "whole_utf8":
+                return "yes" if value else "fragment"
+            return value if isinstance(value, str) else str(value)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if not table.whole_utf8[row]:
+                return self._backgrounds["fragment"]
+            if KINDS[table.kinds[row]] in (TokenKind.SPECIAL, TokenKind.UNKNOWN):
+                return self._backgrounds["special"]
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in _NUMERIC:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and column in _MONO:
+            return self._mono
+        if role == Qt.ItemDataRole.ToolTipRole and column in ("text", "piece"):
+            return f"{table.cell(row, 'hex')}  ({table.cell(row, 'length')} bytes)"
+        if role == Qt.ItemDataRole.UserRole:
+            return int(table.ids[row])
+        return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if self.table is None:
+            return
+        self.layoutAboutToBeChanged.emit()
+        self.sort_column = COLUMNS[column][0]
+        self.descending = order == Qt.SortOrder.DescendingOrder
+        self.rows = self._sorted(self.rows)
+        self.layoutChanged.emit()
+
+
+# -- the widget -----------------------------------------------------------------------------------
+
+
+def _load_table(spec: str, tokenizer: Tokenizer | None, text: str, tokens: Sequence[Token] | None):
+    tok = tokenizer if tokenizer is not None else catalog.load(spec)
+    table = VocabularyTable.from_tokenizer(tok)
+    if tokens is None:
+        tokens = tok.encode(text) if text else []
+    return tok, table, _token_columns(tokens)
+
+
+def _token_columns(tokens: Sequence[Token]) -> tuple[list[int], np.ndarray, np.ndarray]:
+    return (
+        [t.id for t in tokens],
+        np.fromiter((t.start for t in tokens), dtype=np.int64, count=len(tokens)),
+        np.fromiter((t.end for t in tokens), dtype=np.int64, count=len(tokens)),
+    )
+
+
+class VocabBrowser(QWidget):
+    """A tokenizer's whole vocabulary: filter bar, table, and the selected token's details."""
+
+    jump_to = Signal(int, int)  # character span of an occurrence in the current text
+    loaded = Signal()  # the table is shown
+    load_failed = Signal(str)
+
+    def __init__(self, spec: str, *, text: str = "", tokens: Sequence[Token] | None = None,
+                 tokenizer: Tokenizer | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.tokenizer: Tokenizer | None = None
+        self.table: VocabularyTable | None = None
+        self.error: str | None = None
+        self.filter_error = ""
+        self._ids: list[int] = []
+        self._starts = self._ends = np.zeros(0, dtype=np.int64)
+        self._shown_id: int | None = None
+        self.model = VocabTableModel(self)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.apply_filter)
+        self._build_ui()
+        self._call = BackgroundCall(lambda: _load_table(spec, tokenizer, text, tokens))
+        self._call.finished.connect(self._on_loaded)
+        self._call.failed.connect(self._on_failed)
+        self._call.start()
+
+    # -- UI ---------------------------------------------------------------------------------------
+    def _build_ui(self) -> None:
+        self.stack = QStackedWidget()
+        self.stack.addWidget(busy_page(f"Building the vocabulary table of {self.spec}…"))
+        self.error_label = error_label()
+        error_page = QWidget()
+        QVBoxLayout(error_page).addWidget(self.error_label, 0, Qt.AlignmentFlag.AlignTop)
+        self.stack.addWidget(error_page)
+        self.stack.addWidget(self._build_browser())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.stack)
+
+    def _build_filter_bar(self) -> QHBoxLayout:
+        self.search_mode = QComboBox()
+        self.search_mode.addItems(["Text", "Hex"])
+        self.search_mode.setToolTip("Text: decoded text, readable text or piece; Hex: bytes, e.g. e6 a0")
+        self.search = QLineEdit(placeholderText="search text, or bytes in hex (e6 a0)", clearButtonEnabled=True)
+        self.fragments_only = QCheckBox("Fragments only")
+        self.special_only = QCheckBox("Special only")
+        self.script_combo = QComboBox()
+        self.script_combo.addItem("any script", None)
+        for script in SCRIPTS:
+            self.script_combo.addItem(script, script)
+        self.id_min, self.id_max = QSpinBox(), QSpinBox()
+        for box, name in ((self.id_min, "min"), (self.id_max, "max")):
+            box.setRange(-1, 10_000_000)
+            box.setValue(-1)
+            box.setSpecialValueText(f"id {name}")  # -1: no bound
+            box.setMinimumWidth(90)
+        self.count_label = QLabel("", objectName="paneSubheader")
+        for signal in (
+            self.search.textChanged, self.search_mode.currentIndexChanged, self.fragments_only.toggled,
+            self.special_only.toggled, self.script_combo.currentIndexChanged, self.id_min.valueChanged,
+            self.id_max.valueChanged,
+        ):
+            signal.connect(self._schedule_filter)
+        bar = QHBoxLayout()
+        for widget, stretch in (
+            (self.search_mode, 0), (self.search, 3), (self.fragments_only, 0), (self.special_only, 0),
+            (self.script_combo, 0), (self.id_min, 0), (self.id_max, 0), (self.count_label, 0),
+        ):
+            bar.addWidget(widget, stretch)
+        return bar
+
+    def _build_browser(self) -> QWidget:
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSortingEnabled(True)
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setWordWrap(False)
+        self.view.setAlternatingRowColors(False)
+        vertical = self.view.verticalHeader()
+        vertical.setVisible(False)
+        vertical.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)  # uniform rows: no per-row sizing
+        vertical.setDefaultSectionSize(self.fontMetrics().height() + ROW_HEIGHT_PAD)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        for column, width in enumerate((64, 120, 110, 170, 56, 76, 84, 70)):
+            header.resizeSection(column, width)
+        header.setStretchLastSection(True)
+        self.view.selectionModel().currentRowChanged.connect(self._on_current_row)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.view)
+        splitter.addWidget(self._build_details())
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([760, 300])
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(self._build_filter_bar())
+        self.filter_message = error_label()
+        self.filter_message.hide()
+        layout.addWidget(self.filter_message)
+        layout.addWidget(splitter, 1)
+        return page
+
+    def _build_details(self) -> QWidget:
+        frame = QFrame(objectName="tokenPane")
+        frame.setMinimumWidth(240)
+        layout = QVBoxLayout(frame)
+        self.details_title = QLabel("Select a token", objectName="paneHeader", wordWrap=True)
+        self.details_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        form = QFormLayout()
+        self.details_fields: dict[str, QLabel] = {}
+        for key, label in (("piece", "Piece"), ("hex", "Bytes"), ("kind", "Kind"), ("script", "Script")):
+            value = QLabel("", wordWrap=True)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.details_fields[key] = value
+            form.addRow(label, value)
+        self.parents_caption = QLabel("Merged from", objectName="paneSubheader")
+        self.parent_buttons = (QPushButton(), QPushButton())
+        parents = QHBoxLayout()
+        for button in self.parent_buttons:
+            button.setToolTip("Show this token")
+            button.clicked.connect(self._on_parent_clicked)
+            parents.addWidget(button)
+        self.parents_note = QLabel("", objectName="paneSubheader", wordWrap=True)
+        self.occurrence_label = QLabel("", objectName="paneSubheader", wordWrap=True)
+        self.occurrence_list = QListWidget()
+        self.occurrence_list.itemActivated.connect(self._on_occurrence)
+        self.occurrence_list.itemClicked.connect(self._on_occurrence)
+        for widget in (self.details_title,):
+            layout.addWidget(widget)
+        layout.addLayout(form)
+        layout.addWidget(self.parents_caption)
+        layout.addLayout(parents)
+        layout.addWidget(self.parents_note)
+        layout.addWidget(self.occurrence_label)
+        layout.addWidget(self.occurrence_list, 1)
+        self._show_details(None)
+        return frame
+
+    # -- loading ----------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self.table is None and self.error is None
+
+    def _on_loaded(self, result: tuple) -> None:
+        self.tokenizer, self.table, (self._ids, self._starts, self._ends) = result
+        self.model.set_table(self.table)
+        for box in (self.id_min, self.id_max):
+            box.setMaximum(int(self.table.ids.max()) if len(self.table) else 0)
+        self.stack.setCurrentIndex(2)
+        self._update_count()
+        self.loaded.emit()
+
+    def _on_failed(self, message: str) -> None:
+        self.error = message
+        self.error_label.setText(f"Cannot show the vocabulary of {self.spec}: {message}")
+        self.stack.setCurrentIndex(1)
+        self.load_failed.emit(message)
+
+    def set_text(self, text: str, tokens: Sequence[Token] | None = None) -> None:
+        """The window's current text (and its tokens, when the pane has them) for occurrences."""
+        if tokens is None:
+            tokens = self.tokenizer.encode(text) if self.tokenizer is not None and text else []
+        self._ids, self._starts, self._ends = _token_columns(tokens)
+        self._show_details(self._shown_id)
+
+    def shutdown(self) -> None:
+        self._debounce.stop()
+        self._call.shutdown()
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.shutdown()
+        super().closeEvent(event)
+
+    # -- filtering --------------------------------------------------------------------------------
+    def _schedule_filter(self, *_args: object) -> None:
+        self._debounce.start()
+
+    def current_filter(self) -> VocabFilter:
+        query = self.search.text().strip()
+        hex_mode = self.search_mode.currentText() == "Hex"
+        return VocabFilter(
+            text="" if hex_mode else query,
+            hex=query if hex_mode else "",
+            fragments_only=self.fragments_only.isChecked(),
+            special_only=self.special_only.isChecked(),
+            script=self.script_combo.currentData(),
+            id_min=self.id_min.value() if self.id_min.value() >= 0 else None,
+            id_max=self.id_max.value() if self.id_max.value() >= 0 else None,
+        )
+
+    def apply_filter(self) -> None:
+        """Filter now (the filter bar calls this after a short pause in typing)."""
+        self._debounce.stop()
+        if self.table is None:
+            return
+        try:
+            rows = self.table.filter(self.current_filter())
+        except ValueError as e:  # a half-typed hex query: keep the rows, say what is wrong
+            self.filter_message.setText(str(e))
+            self.filter_message.show()
+            return
+        self.filter_message.hide()
+        keep = self._shown_id
+        self.model.set_rows(rows)
+        self._update_count()
+        if keep is not None and (view_row := self.model.view_row_of(keep)) is not None:
+            self._select_view_row(view_row)
+        else:
+            self._show_details(None)
+
+    def clear_filters(self) -> None:
+        for widget in (self.search, self.search_mode, self.fragments_only, self.special_only,
+                       self.script_combo, self.id_min, self.id_max):
+            widget.blockSignals(True)
+        self.search.clear()
+        self.search_mode.setCurrentIndex(0)
+        self.fragments_only.setChecked(False)
+        self.special_only.setChecked(False)
+        self.script_combo.setCurrentIndex(0)
+        self.id_min.setValue(-1)
+        self.id_max.setValue(-1)
+        for widget in (self.search, self.search_mode, self.fragments_only, self.special_only,
+                       self.script_combo, self.id_min, self.id_max):
+            widget.blockSignals(False)
+        self.apply_filter()
+
+    def _update_count(self) -> None:
+        total = len(self.table) if self.table is not None else 0
+        self.count_label.setText(f"{self.model.rowCount():,} of {total:,}")
+
+    # -- selection and details --------------------------------------------------------------------
+    def selected_id(self) -> int | None:
+        return self._shown_id
+
+    def select_token(self, token_id: int) -> bool:
+        """Select `token_id` in the table, clearing the filters when they hide it."""
+        if self.table is None or self.table.row_of(token_id) is None:
+            return False
+        view_row = self.model.view_row_of(token_id)
+        if view_row is None:
+            self.clear_filters()
+            view_row = self.model.view_row_of(token_id)
+        if view_row is None:
+            return False
+        self._select_view_row(view_row)
+        return True
+
+    def _select_view_row(self, view_row: int) -> None:
+        index = self.model.index(view_row, 0)
+        self.view.setCurrentIndex(index)
+        self.view.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self._show_details(self.model.token_id(view_row))
+
+    def _on_current_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self._show_details(self.model.token_id(current.row()))
+
+    def _show_details(self, token_id: int | None) -> None:
+        self._shown_id = token_id
+        table = self.table
+        row = table.row_of(token_id) if table is not None and token_id is not None else None
+        if row is None:
+            self.details_title.setText("Select a token")
+            for value in self.details_fields.values():
+                value.setText("")
+            for widget in (self.parents_caption, *self.parent_buttons, self.parents_note):
+                widget.hide()
+            self.occurrence_label.setText("")
+            self.occurrence_list.clear()
+            return
+        self.details_title.setText(f"{table.cell(row, 'text')}   id {token_id}")
+        for key, value in self.details_fields.items():
+            value.setText(str(table.cell(row, key)))
+        if not table.whole_utf8[row]:
+            self.details_fields["kind"].setText(f"{table.cell(row, 'kind')} (not whole UTF-8)")
+        self._show_parents(token_id)
+        self._show_occurrences(token_id)
+
+    def _show_parents(self, token_id: int) -> None:
+        table = self.table
+        self.parents_caption.show()
+        pair = table.parents(token_id) if table is not None else None
+        if pair is None:
+            for button in self.parent_buttons:
+                button.hide()
+            self.parents_note.setText(
+                "not a byte-level BPE vocabulary: no merge ranks" if table is None or table.merges is None
+                else "not made by a merge (a single byte or a special token)"
+            )
+            self.parents_note.show()
+            return
+        self.parents_note.hide()
+        for button, parent_id in zip(self.parent_buttons, pair):
+            row = table.row_of(parent_id)
+            label = "?"
+            if row is not None:  # a fragment's text is mostly U+FFFD: its bytes say which
+                label = table.cell(row, "text") if table.whole_utf8[row] else f"{table.cell(row, 'text')} [{table.cell(row, 'hex')}]"
+            button.setText(f"{label}  ·  id {parent_id}")
+            button.setProperty("token_id", parent_id)
+            button.show()
+
+    def _on_parent_clicked(self) -> None:
+        button = self.sender()
+        token_id = button.property("token_id") if button is not None else None
+        if token_id is not None:
+            self.select_token(int(token_id))
+
+    def _show_occurrences(self, token_id: int) -> None:
+        self.occurrence_list.clear()
+        if not self._ids:
+            self.occurrence_label.setText("No current text: occurrences appear when the window has text")
+            return
+        found = occurrences(self._ids, token_id)
+        self.occurrence_label.setText(
+            f"{len(found):,} occurrence{'s' * (len(found) != 1)} in the current text"
+            + (f" (first {MAX_OFFSETS_SHOWN} listed)" if len(found) > MAX_OFFSETS_SHOWN else "")
+        )
+        for k in found[:MAX_OFFSETS_SHOWN].tolist():
+            start, end = int(self._starts[k]), int(self._ends[k])
+            item = QListWidgetItem(f"chars {start:,}–{end:,}  (token {k:,})")
+            item.setData(Qt.ItemDataRole.UserRole, (start, end))
+            self.occurrence_list.addItem(item)
+
+    def occurrence_spans(self) -> list[tuple[int, int]]:
+        """The character spans listed for the selected token."""
+        return [self.occurrence_list.item(k).data(Qt.ItemDataRole.UserRole) for k in range(self.occurrence_list.count())]
+
+    def _on_occurrence(self, item: QListWidgetItem) -> None:
+        start, end = item.data(Qt.ItemDataRole.UserRole)
+        self.jump_to.emit(start, end)
+
+
+class ContentDialog(QDialog):
+    """A dialog around one content widget that has `shutdown()`; closing it (Esc included) stops
+    the content's background work."""
+
+    def __init__(self, content: QWidget, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.content = content
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(content)
+
+    def done(self, result: int) -> None:
+        self.content.shutdown()  # type: ignore[attr-defined]
+        super().done(result)
+
+    def closeEvent(self, event) -> None:  # noqa: N802
+        self.content.shutdown()  # type: ignore[attr-defined]
+        super().closeEvent(event)
+
+    @property
+    def browser(self) -> QWidget:
+        return self.content
+
+
+def open_vocab_browser(parent: QWidget | None, spec: str, text: str = "",
+                       tokens: Sequence[Token] | None = None) -> ContentDialog:
+    """Open (show) a non-modal vocabulary browser for `spec`; connect `dialog.browser.jump_to`.
+
+    >>> dialog = open_vocab_browser(window, pane.spec, window.text(), pane.result.tokens)  # doctest: +SKIP
+    >>> dialog.browser.jump_to.connect(window.highlight_chars)  # doctest: +SKIP
+    """
+    browser = VocabBrowser(spec, text=text, tokens=tokens)
+    dialog = ContentDialog(browser, f"Vocabulary — {spec}", parent)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.resize(1180, 720)
+    dialog.show()
+    return dialog
+
+
+__all__ = [
+    "BackgroundCall", "ContentDialog", "VocabBrowser", "VocabTableModel", "open_vocab_browser",
+]
