@@ -18,21 +18,32 @@ class Utf16Map:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        cps = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
-        self.identity = not bool((cps > 0xFFFF).any())
-        if not self.identity:
-            units = np.where(cps > 0xFFFF, 2, 1)
-            self._u16 = np.zeros(len(cps) + 1, dtype=np.int64)  # code point -> utf16 offset
-            np.cumsum(units, out=self._u16[1:])
+        self._u16: np.ndarray | None = None  # code point -> UTF-16 offset, built on first use
+        self._identity: bool | None = None  # (a paste should not pay for it up front)
+
+    @property
+    def identity(self) -> bool:
+        """True when the text has no character outside the BMP (both offsets agree)."""
+        if self._identity is None:
+            self._identity = len(self.text.encode("utf-16-le", errors="surrogatepass")) == 2 * len(self.text)
+        return self._identity
+
+    def _table(self) -> np.ndarray:
+        if self._u16 is None:
+            cps = np.frombuffer(self.text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
+            self._u16 = np.zeros(len(cps) + 1, dtype=np.int64)
+            np.cumsum((cps > 0xFFFF) + 1, out=self._u16[1:])
+        return self._u16
 
     def to_utf16(self, char: int) -> int:
         if self.identity:
             return char
-        return int(self._u16[min(max(char, 0), len(self._u16) - 1)])
+        table = self._table()
+        return int(table[min(max(char, 0), len(table) - 1)])
 
     def to_chars(self, unit: int) -> int:
         """The code point holding UTF-16 offset `unit` (the low half of a pair maps to its pair)."""
         if self.identity:
             return unit
-        i = int(np.searchsorted(self._u16, unit, side="right")) - 1
+        i = int(np.searchsorted(self._table(), unit, side="right")) - 1
         return max(i, 0)
