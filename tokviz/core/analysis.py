@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 import regex
 
-from tokviz.core.fetch import write_atomic
+from tokviz.core.files import write_atomic
 from tokviz.core.scripts import OTHER, SCRIPTS, char_classes, code_points
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, sanitize

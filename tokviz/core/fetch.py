@@ -12,7 +12,6 @@ This is the only module that touches the network, and only when a user asks for 
 from __future__ import annotations
 
 import hashlib
-import os
 import subprocess
 import sys
 import tarfile
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
+from tokviz.core.files import write_atomic
 
 #: progress(entry name, message, entries done, entries total)
 Progress = Callable[[str, str, int, int], None]
@@ -199,20 +199,4 @@ def _install(entry: CatalogEntry, data: bytes) -> None:
     write_atomic(entry.path, data)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the whole new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; a vocabulary is no secret
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-__all__ = ["FetchCancelled", "FetchError", "FetchResult", "fetch", "vocab_dir", "write_atomic"]
+__all__ = ["FetchCancelled", "FetchError", "FetchResult", "fetch", "vocab_dir"]

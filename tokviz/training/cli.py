@@ -106,6 +106,10 @@ def run_train(args: argparse.Namespace, *, stderr: TextIO | None = None) -> int:
     from tokviz.training.trainer import train
 
     err = stderr or sys.stderr
+    folder = vocabfile.output_paths(args.output)[0].parent
+    if not folder.is_dir():  # say so before a long training run, not after it
+        print(f"tokviz train: error: cannot save to {args.output}: folder {folder} does not exist", file=err)
+        return 1
     bar = ProgressBar(err)
     try:
         result = train(

@@ -25,7 +25,7 @@ import regex
 
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.catalog import EXTENSION_FORMAT
-from tokviz.core.fetch import write_atomic
+from tokviz.core.files import write_atomic
 
 
 class ExtensionError(ValueError):

@@ -15,10 +15,14 @@ from __future__ import annotations
 import base64
 import json
 import os
-import secrets
 from pathlib import Path
 
-from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer, read_rank_file
+from tokviz.core.backends.tiktoken_backend import (
+    BYTE_LEVEL,
+    TiktokenTokenizer,
+    read_rank_file,
+)
+from tokviz.core.files import write_atomic
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.pretokenize import WHOLE_TEXT_PATTERN
 from tokviz.training.trainer import TrainingResult
@@ -34,35 +38,6 @@ def output_paths(name: str | os.PathLike) -> tuple[Path, Path, Path]:
         base = base.with_suffix("")
     return (base.with_name(base.name + ".tiktoken"), base.with_name(base.name + ".json"),
             base.with_name(base.name + ".tokenizer.json"))
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to `path` via a temporary file in the same folder and `os.replace`.
-
-    The temporary file is created with mode 0666 less the umask, like any saved file (mkstemp
-    would make it 0600, and reading the umask means setting it, which races with other threads).
-    """
-    for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover
-        raise FileExistsError(f"cannot create a temporary file next to {path}")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def rank_file_bytes(result: TrainingResult) -> bytes:
@@ -93,12 +68,12 @@ def save(result: TrainingResult, name: str | os.PathLike, *, hf_json: bool = Fal
     ranks_path, sidecar_path, hf_path = output_paths(name)
     if not ranks_path.parent.is_dir():
         raise TokenizerError(f"cannot save to {ranks_path}: folder {ranks_path.parent} does not exist")
-    atomic_write(ranks_path, rank_file_bytes(result))
+    write_atomic(ranks_path, rank_file_bytes(result))
     written = [ranks_path]
     if hf_json:
-        atomic_write(hf_path, hf_tokenizer_json(result).encode("utf-8"))
+        write_atomic(hf_path, hf_tokenizer_json(result).encode("utf-8"))
         written.append(hf_path)
-    atomic_write(sidecar_path, json.dumps(sidecar(result), ensure_ascii=False, indent=1).encode("utf-8"))
+    write_atomic(sidecar_path, json.dumps(sidecar(result), ensure_ascii=False, indent=1).encode("utf-8"))
     written.append(sidecar_path)
     return written
 
@@ -150,7 +125,14 @@ def hf_tokenizer_json(result: TrainingResult) -> str:
     Pre-tokenization is `Split(pattern, "isolated")` then `ByteLevel` without its own regex, so
     `tokenizers` cuts text exactly where tiktoken does and gives the same ids.
     """
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import (
+        AddedToken,
+        Regex,
+        Tokenizer,
+        decoders,
+        models,
+        pre_tokenizers,
+    )
 
     table = result.token_bytes()
     pieces = ["".join(BYTE_LEVEL[b] for b in data) for data in table]
