@@ -41,16 +41,16 @@ def vocab_dir() -> Path:
 class CatalogEntry:
     name: str
     title: str
-    family: str  # tiktoken | sentencepiece | huggingface
-    format: str  # tiktoken | sentencepiece | tokenizer.json
+    family: str  # tiktoken | sentencepiece | huggingface | trained
+    format: str  # tiktoken | sentencepiece | tokenizer.json | trained (a .tiktoken with its sidecar)
     file: str
     sha256: str
     pattern: str | None = None
     special_tokens: Mapping[str, int] = field(default_factory=dict)
-    explicit_n_vocab: int | None = None
     aliases: tuple[str, ...] = ()
     url: str | None = None
     source: Mapping[str, str] | None = None
+    bundled: bool = False  # shipped inside tokviz (resources/vocabs), always available
     user: bool = False
 
     @classmethod
@@ -69,15 +69,17 @@ class CatalogEntry:
             sha256=data["sha256"].lower(),
             pattern=data.get("pattern"),
             special_tokens=specials,
-            explicit_n_vocab=data.get("explicit_n_vocab"),
             aliases=tuple(data.get("aliases", ())),
             url=data.get("url"),
             source=data.get("source"),
+            bundled=bool(data.get("bundled", False)),
             user=user,
         )
 
     @property
     def path(self) -> Path:
+        if self.bundled:
+            return Path(str(resources.files("tokviz.resources").joinpath("vocabs", self.file)))
         file = Path(self.file).expanduser()
         return file if file.is_absolute() else vocab_dir() / file
 
@@ -301,6 +303,10 @@ def _load_file(
         from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 
         return SentencePieceTokenizer.from_file(path, name=name)
+    if fmt == "trained":
+        from tokviz.training.vocabfile import load_trained
+
+        return load_trained(path)
     if fmt == "tokenizer.json":
         from tokviz.core.backends.hf_backend import HFTokenizer
 
