@@ -1,0 +1,455 @@
+"""Vocabulary extension (issue 7): learn the merges that make given words single tokens of a base BPE.
+
+`open_extend_dialog(parent, base_spec)` shows an `ExtendDialog`. The user picks a byte-level BPE
+base (a catalog `tiktoken` entry or a `.tiktoken` file), words (typed, `word<TAB>frequency` or
+`word frequency` per line, or a word list file) and an optional start id; "Learn merges" runs
+`tokviz.training.extend.learn_extension` in an `ExtendWorker` on its own QThread (one terminal
+signal per run: `finished`, `failed` or `cancelled`) and lists every merge and warning. "Save"
+writes the extra `.tiktoken` and its sidecar with `save_extension` and emits
+`extension_saved(path)`: `catalog.load(path)` then gives the extended tokenizer, so the main window
+can add `path` as a pane spec. Bad input is a message in the dialog and nothing is written.
+"""
+
+from __future__ import annotations
+
+import threading
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtGui import QCloseEvent, QFontDatabase
+from PySide6.QtWidgets import (
+    QAbstractItemView, QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout,
+    QHeaderView, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton, QRadioButton,
+    QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+)
+
+from tokviz.core import catalog
+from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+from tokviz.core.tokens import hex_bytes
+from tokviz.gui.analysis_view import load_tokenizer
+from tokviz.gui.theme import icon
+from tokviz.training.extend import (
+    Extension, ExtensionError, learn_extension, read_word_list, save_extension,
+)
+
+EXAMPLE = "我是一只猫\t20\n你是一只猫\t10\n一只猫 100"
+COLUMNS = ("Id", "Left", "Right", "Result", "Hex", "Frequency")
+
+
+def parse_words(text: str) -> dict[str, int]:
+    """Typed words: `word<TAB>frequency`, or `word frequency` split at the last run of spaces (a
+    word may contain spaces). Words are NFC-normalised; a repeated word's frequencies add up.
+
+    >>> parse_words("一只猫\\t100\\n夸张的 比喻手法 20\\n一只猫 1")
+    {'一只猫': 101, '夸张的 比喻手法': 20}
+    """
+    words: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t") if "\t" in line else line.rstrip().rsplit(None, 1)
+        if len(parts) != 2 or not parts[0].strip():
+            raise ExtensionError(f"line {lineno} is not 'word<TAB>frequency' (or 'word frequency'): {line!r}")
+        word, freq = parts
+        try:
+            frequency = int(freq)
+        except ValueError:
+            raise ExtensionError(f"line {lineno}: frequency {freq!r} is not a whole number") from None
+        if frequency <= 0:
+            raise ExtensionError(f"line {lineno}: frequency must be positive, not {frequency}")
+        word = unicodedata.normalize("NFC", word)
+        words[word] = words.get(word, 0) + frequency
+    if not words:
+        raise ExtensionError("no words: type one 'word<TAB>frequency' per line")
+    return words
+
+
+def show_bytes(data: bytes) -> str:
+    """A token's bytes as text, or as `\\xNN` escapes when they are not whole UTF-8 characters."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "".join(f"\\x{b:02x}" if b >= 0x80 else chr(b) for b in data)
+    return text.replace(" ", "␠").replace("\t", "⇥").replace("\n", "⏎")
+
+
+# -- the worker ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LearnJob:
+    gen: int
+    base: str  # a catalog name or a .tiktoken path
+    typed: str | None  # typed words, or None to read `word_file`
+    word_file: str | None
+    start_id: int | None
+    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
+
+
+@dataclass
+class LearnOutcome:
+    job: LearnJob
+    base_name: str
+    base_spec: str  # what the sidecar names: the catalog name, or the resolved file path
+    base_sha256: str | None
+    base_path: Path | None
+    words: int
+    extension: Extension
+
+
+class ExtendWorker(QObject):
+    finished = Signal(int, object)  # gen, LearnOutcome
+    failed = Signal(int, str)
+    cancelled = Signal(int)
+
+    @Slot(object)
+    def run(self, job: LearnJob) -> None:
+        try:
+            outcome = self._learn(job)
+        except Exception as e:  # ExtensionError, TokenizerError, OSError: a message, never a crash
+            if job.cancel.is_set():
+                self.cancelled.emit(job.gen)
+            else:
+                self.failed.emit(job.gen, str(e) or type(e).__name__)
+            return
+        if job.cancel.is_set():
+            self.cancelled.emit(job.gen)
+        else:
+            self.finished.emit(job.gen, outcome)
+
+    def _learn(self, job: LearnJob) -> LearnOutcome:
+        words = parse_words(job.typed) if job.typed is not None else read_word_list(job.word_file or "")
+        base = load_tokenizer(job.base)
+        if not isinstance(base, TiktokenTokenizer):
+            raise ExtensionError(f"{job.base}: extension needs a byte-level BPE (.tiktoken) base, not {base.family}")
+        extension = learn_extension(base, words, start_id=job.start_id)
+        entry = catalog.find(job.base)
+        if entry is not None:
+            spec, sha, path = entry.name, entry.sha256, entry.path
+        else:
+            path = Path(job.base).expanduser().resolve()
+            spec, sha = str(path), catalog.file_sha256(path)
+        return LearnOutcome(job, base.name, spec, sha, path, len(words), extension)
+
+
+# -- the dialog ----------------------------------------------------------------------------------
+
+
+class ExtendDialog(QDialog):
+    """Choose a base and words, learn the merges, look at them, save the extra vocabulary."""
+
+    extension_saved = Signal(str)  # the saved extra .tiktoken: a pane spec for `catalog.load`
+    learned = Signal(object)  # Extension
+    learn_failed = Signal(str)
+    _submit = Signal(object)
+
+    def __init__(self, base_spec: str | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("tokviz — extend a vocabulary with new words")
+        self.setWindowIcon(icon("tokviz"))
+        self.outcome: LearnOutcome | None = None
+        self.saved_path: Path | None = None
+        self._gen = 0
+        self._jobs: dict[int, LearnJob] = {}
+        self._closed = True
+        self._build_ui(base_spec)
+        self._start_thread()
+        self.resize(980, 720)
+
+    def _start_thread(self) -> None:
+        self._closed = False
+        self._thread = QThread(self)
+        self._thread.setObjectName("tokviz-extend")
+        self.worker = ExtendWorker()
+        self.worker.moveToThread(self._thread)
+        self._submit.connect(self.worker.run)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self._thread.finished.connect(self.worker.deleteLater)
+        self._thread.start()
+
+    # -- layout ----------------------------------------------------------------------------
+    def _build_ui(self, base_spec: str | None) -> None:
+        self.base_box = QComboBox()
+        self.base_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        for e in catalog.entries():
+            if e.format == "tiktoken" and e.available:
+                self.base_box.addItem(e.name, e.name)
+        note = ""
+        if base_spec:
+            entry = catalog.find(base_spec)
+            if entry is not None and entry.format != "tiktoken":
+                note = f"{base_spec} is not a byte-level BPE; choose a .tiktoken base."
+            else:
+                self.set_base(entry.name if entry is not None else base_spec)
+        base_browse = QPushButton(icon("open"), "File…")
+        base_browse.clicked.connect(self._choose_base_file)
+        base_row = QHBoxLayout()
+        base_row.addWidget(self.base_box, 1)
+        base_row.addWidget(base_browse)
+
+        self.typed_radio = QRadioButton("Typed words")
+        self.file_radio = QRadioButton("Word list file")
+        self.typed_radio.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.typed_radio)
+        group.addButton(self.file_radio)
+        self.words_edit = QPlainTextEdit()
+        self.words_edit.setPlaceholderText("One word per line with its frequency, e.g.\n" + EXAMPLE)
+        self.words_edit.setMaximumHeight(130)
+        self.word_file_edit = QLineEdit()
+        self.word_file_edit.setPlaceholderText("word<TAB>frequency per line (.tsv)")
+        file_browse = QPushButton(icon("open"), "Browse…")
+        file_browse.clicked.connect(self._choose_word_file)
+        file_row = QHBoxLayout()
+        file_row.addWidget(self.file_radio)
+        file_row.addWidget(self.word_file_edit, 1)
+        file_row.addWidget(file_browse)
+        self.start_edit = QLineEdit()
+        self.start_edit.setPlaceholderText("auto: right after the base's ranks and special tokens")
+        self.output_edit = QLineEdit()
+        self.output_edit.setPlaceholderText("where to save the extra ranks (EXTRA.tiktoken)")
+        out_browse = QPushButton("Browse…")
+        out_browse.clicked.connect(self._choose_output)
+        out_row = QHBoxLayout()
+        out_row.addWidget(self.output_edit, 1)
+        out_row.addWidget(out_browse)
+
+        form = QFormLayout()
+        form.addRow("Base vocabulary", base_row)
+        form.addRow(self.typed_radio, self.words_edit)
+        form.addRow(file_row)
+        form.addRow("Start id", self.start_edit)
+        form.addRow("Output", out_row)
+
+        self.learn_button = QPushButton("Learn merges")
+        self.learn_button.setDefault(True)
+        self.learn_button.clicked.connect(self.learn)
+        self.save_button = QPushButton("Save")
+        self.save_button.clicked.connect(lambda: self.save())
+        self.save_button.setEnabled(False)
+        close_button = QPushButton("Close")
+        close_button.clicked.connect(self.reject)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.learn_button)
+        buttons.addWidget(self.save_button)
+        buttons.addStretch(1)
+        buttons.addWidget(close_button)
+
+        self.message = QLabel(note)
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = QLabel()
+        self.merges_table = QTableWidget(0, len(COLUMNS))
+        self.merges_table.setHorizontalHeaderLabels(COLUMNS)
+        self.merges_table.verticalHeader().hide()
+        self.merges_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.merges_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.merges_table.horizontalHeader().setStretchLastSection(True)
+        self.warnings_list = QListWidget()
+        results = QSplitter(Qt.Orientation.Vertical)
+        results.addWidget(self.merges_table)
+        warn_side = QWidget()
+        lay = QVBoxLayout(warn_side)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(QLabel("Warnings (words skipped)"))
+        lay.addWidget(self.warnings_list)
+        results.addWidget(warn_side)
+        results.setSizes([320, 110])
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.message)
+        layout.addWidget(self.summary)
+        layout.addWidget(results, 1)
+        for signal in (self.base_box.currentIndexChanged, self.words_edit.textChanged,
+                       self.word_file_edit.textChanged, self.start_edit.textChanged, self.typed_radio.toggled):
+            signal.connect(self._invalidate)
+        self.word_file_edit.textEdited.connect(lambda: self.file_radio.setChecked(True))
+
+    def set_base(self, spec: str) -> None:
+        """Select a base by catalog name or `.tiktoken` path (added to the list when new)."""
+        index = self.base_box.findData(spec)
+        if index < 0:
+            self.base_box.addItem(spec, spec)
+            index = self.base_box.count() - 1
+        self.base_box.setCurrentIndex(index)
+
+    def _choose_base_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Base vocabulary", "", "tiktoken ranks (*.tiktoken);;All files (*)")
+        if path:
+            self.set_base(path)
+
+    def _choose_word_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Word list", "", "Word lists (*.tsv *.txt);;All files (*)")
+        if path:
+            self.word_file_edit.setText(path)
+            self.file_radio.setChecked(True)
+
+    def _choose_output(self) -> str:
+        path, _ = QFileDialog.getSaveFileName(self, "Save the extra ranks", "extra.tiktoken", "tiktoken ranks (*.tiktoken)")
+        if path:
+            self.output_edit.setText(path)
+        return path
+
+    # -- learning --------------------------------------------------------------------------
+    def _error(self, text: str) -> None:
+        self.message.setText(f"<span style='color:#c62828'>{text}</span>")
+
+    def _invalidate(self) -> None:
+        if self.outcome is not None:
+            self.outcome = None
+            self.save_button.setEnabled(False)
+            self.summary.setText(self.summary.text() + " — inputs changed: learn again to save")
+
+    def learn(self) -> int | None:
+        """Start learning in the worker; `learned` or `learn_failed` tells the end."""
+        start_text = self.start_edit.text().strip()
+        try:
+            start_id = int(start_text) if start_text else None
+        except ValueError:
+            self._error(f"start id {start_text!r} is not a whole number")
+            return None
+        base = self.base_box.currentData()
+        if not base:
+            self._error("choose a base vocabulary")
+            return None
+        typed = self.words_edit.toPlainText() if self.typed_radio.isChecked() else None
+        word_file = self.word_file_edit.text().strip() or None
+        if typed is None and word_file is None:
+            self._error("choose a word list file")
+            return None
+        if self._closed:
+            self._start_thread()
+        for job in self._jobs.values():
+            job.cancel.set()
+        self._gen += 1
+        job = LearnJob(self._gen, base, typed, word_file, start_id)
+        self._jobs[job.gen] = job
+        self.outcome = None
+        self.save_button.setEnabled(False)
+        self.learn_button.setEnabled(False)
+        self.message.setText(f"Learning merges on {base}…")
+        self._submit.emit(job)
+        return job.gen
+
+    @Slot(int, object)
+    def _on_finished(self, gen: int, outcome: LearnOutcome) -> None:
+        self._jobs.pop(gen, None)
+        if gen != self._gen:
+            return
+        self.learn_button.setEnabled(True)
+        self.outcome = outcome
+        ext = outcome.extension
+        self._fill(ext)
+        ids = f", ids {ext.merges[0].id}..{ext.merges[-1].id}" if ext.merges else ""
+        self.summary.setText(
+            f"<b>{len(ext.merges)} new merges</b>{ids} on {outcome.base_name} from {outcome.words} words; "
+            f"{len(ext.warnings)} warnings"
+        )
+        self.save_button.setEnabled(bool(ext.merges))
+        self.message.setText("" if ext.merges else "No new merges to learn (every word was skipped): nothing to save.")
+        self.learned.emit(ext)
+
+    @Slot(int, str)
+    def _on_failed(self, gen: int, message: str) -> None:
+        self._jobs.pop(gen, None)
+        if gen != self._gen:
+            return
+        self.learn_button.setEnabled(True)
+        self._fill(Extension())
+        self.summary.clear()
+        self._error(message)
+        self.learn_failed.emit(message)
+
+    @Slot(int)
+    def _on_cancelled(self, gen: int) -> None:
+        self._jobs.pop(gen, None)
+        if gen == self._gen:
+            self.learn_button.setEnabled(True)
+
+    def _fill(self, ext: Extension) -> None:
+        t = self.merges_table
+        t.setRowCount(len(ext.merges))
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        for row, m in enumerate(ext.merges):
+            values = (str(m.id), show_bytes(m.left), show_bytes(m.right), show_bytes(m.token),
+                      hex_bytes(m.token), f"{m.frequency:,}")
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                if col in (0, 5):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if col == 4:
+                    item.setFont(mono)
+                t.setItem(row, col, item)
+        self.warnings_list.clear()
+        self.warnings_list.addItems([f"⚠ {w}" for w in ext.warnings])
+
+    def merges(self) -> list[tuple[int, str]]:
+        """(id, result text) per listed merge, as shown."""
+        t = self.merges_table
+        return [(int(t.item(r, 0).text()), t.item(r, 3).text()) for r in range(t.rowCount())]
+
+    # -- saving ----------------------------------------------------------------------------
+    def save(self, path: str | Path | None = None) -> Path | None:
+        """Write the learned extension to `path` (or the output field, or a chosen file)."""
+        if self.outcome is None or not self.outcome.extension.merges:
+            self._error("nothing to save: learn merges first")
+            return None
+        raw = str(path) if path else self.output_edit.text().strip() or self._choose_output()
+        if not raw:
+            return None
+        target = Path(raw).expanduser()
+        if target.suffix != ".tiktoken":
+            target = target.with_name(target.name + ".tiktoken")
+        base = self.outcome.base_path
+        resolved = target.resolve()
+        if base is not None and resolved in (base.resolve(), base.with_suffix(".json").resolve()):
+            self._error(f"{target} is the base vocabulary itself: choose another file")
+            return None
+        try:
+            saved = save_extension(
+                self.outcome.extension, target, base_spec=self.outcome.base_spec,
+                base_sha256=self.outcome.base_sha256,
+            )
+        except OSError as e:
+            self._error(f"cannot write {target}: {e.strerror or e}")
+            return None
+        self.saved_path = saved
+        self.output_edit.setText(str(saved))
+        self.message.setText(f"Saved {saved} (+ {saved.with_suffix('.json').name}); it loads as {saved.stem} with its base.")
+        self.extension_saved.emit(str(saved))
+        return saved
+
+    # -- closing ---------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel the run under way, stop the thread and wait for it (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        for job in self._jobs.values():
+            job.cancel.set()
+        self._jobs.clear()
+        self.learn_button.setEnabled(True)
+        self._submit.disconnect(self.worker.run)
+        self._thread.quit()
+        self._thread.wait()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.shutdown()
+        super().closeEvent(event)
+
+    def done(self, result: int) -> None:
+        self.shutdown()
+        super().done(result)
+
+
+def open_extend_dialog(parent: QWidget | None, base_spec: str | None) -> ExtendDialog:
+    """Show a non-modal extension dialog, the base preselected when it is a byte-level BPE."""
+    dialog = ExtendDialog(base_spec, parent)
+    dialog.show()
+    return dialog
