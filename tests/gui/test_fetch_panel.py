@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.gui.conftest import wait_ready
 from tokviz.gui.app import build_window
 from tokviz.gui.fetch_panel import FetchBar, FetchWorker
 
 
 def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(qtbot, settings, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "empty"))
-    window = build_window(settings=settings, restore=False, text="hello")
+    window = build_window(settings=settings, restore=False, text="hello 안녕")
     qtbot.addWidget(window)
-    assert window.panes == []
+    # only the vocabulary tokviz trained on its own samples ships with the package
+    assert [p.spec for p in window.panes] == ["tokviz-samples"]
     assert window.fetch_bar.isVisibleTo(window)
     assert "cl100k_base" in window.fetch_bar.label.text() and window.fetch_bar.fetch_button.isEnabled()
-    window.set_text("still usable")  # typing with no panes is fine
-    assert window.text() == "still usable"
+    wait_ready(qtbot, window)
+    pane = window.panes[0]
+    assert pane.error is None and pane.result.tokens and pane.result.text == "hello 안녕"
 
 
 def test_fetch_of_provisioned_entries_ends_in_finished_and_adds_panes(qtbot, make_window) -> None:

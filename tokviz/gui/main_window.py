@@ -48,6 +48,15 @@ def default_specs(minimum: int = 3) -> list[str]:
     return specs
 
 
+def missing_preferred() -> list[str]:
+    """The preferred catalog vocabularies that are not provisioned here."""
+    try:
+        available = {e.name for e in catalog.entries() if e.available}
+    except Exception:
+        return list(PREFERRED)
+    return [name for name in PREFERRED if name not in available]
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings, *, specs: list[str] | None = None,
                  text: str | None = None, restore: bool = True) -> None:
@@ -72,7 +81,7 @@ class MainWindow(QMainWindow):
         policies = saved.get("policies", []) if not specs else []
         for i, spec in enumerate(initial):
             self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
-        if not initial:  # first start with nothing provisioned: offer to fetch the catalog
+        if not specs and missing_preferred():  # a fresh machine: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
         self.set_text(text if text is not None else saved.get("text", ""))
