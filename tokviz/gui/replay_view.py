@@ -14,6 +14,7 @@ window: `jump_to(start, end)` says which characters the selected chunk covers.
 
 from __future__ import annotations
 
+import html
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from tokviz.core.replay import ChunkReplay, Replay, ReplayNotApplicable, algorit
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 from tokviz.gui.theme import token_colors
-from tokviz.gui.vocab_browser import BackgroundCall, busy_page, error_label
+from tokviz.gui.vocab_browser import BackgroundCall, busy_page, plain_text_labels
 
 MAX_CHARS = 5_000  # a longer selection is cut, with a message
 SYNC_CHARS = 2_000  # up to this many characters a given tokenizer replays in the GUI thread
@@ -73,7 +74,7 @@ class ChipFlow(QWidget):
 
     clicked = Signal(int)
 
-    PAD_X, PAD_Y, GAP = 5.0, 3.0, 4.0
+    PAD_X, PAD_Y, GAP = 5.0, 4.0, 4.0
 
     def __init__(self, parent: QWidget | None = None, *, max_chips: int = 3_000, scale: float = 1.0) -> None:
         super().__init__(parent)
@@ -386,6 +387,7 @@ class ReplayView(QDialog):
         layout.addWidget(self.header)
         layout.addWidget(self.cut_label)
         layout.addWidget(self.stack, 1)
+        plain_text_labels(self, rich=(self.final_ids_label, self.chunk_ids_label))
 
     def _build_content(self) -> QWidget:
         self.chunk_chips = ChipFlow()
@@ -498,7 +500,7 @@ class ReplayView(QDialog):
         self.slider.setRange(0, len(chunk.steps))
         self.slider.blockSignals(False)
         self.chunk_ids_label.setText(
-            f"<b>Chunk ids</b> {_ids_text(list(chunk.ids))} · pieces {' '.join(chunk.pieces[:50])}"
+            f"<b>Chunk ids</b> {_ids_text(list(chunk.ids))} · pieces {html.escape(' '.join(chunk.pieces[:50]))}"
         )
         self.set_step(len(chunk.steps))
         self.jump_to.emit(self.offset + chunk.start, self.offset + chunk.end)

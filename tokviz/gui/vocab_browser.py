@@ -124,6 +124,14 @@ class BackgroundCall(QObject):
         _RUNNING.discard(self)
 
 
+def plain_text_labels(widget: QWidget, *, rich: Sequence[QLabel] = ()) -> None:
+    """Show every label under `widget` as plain text: pieces like `<s>` or `<0xE6>` are data, and
+    QLabel's rich-text guess would render `<s>` as strike-through."""
+    for label in widget.findChildren(QLabel):
+        if label not in rich:
+            label.setTextFormat(Qt.TextFormat.PlainText)
+
+
 def error_label(text: str = "") -> QLabel:
     label = QLabel(text, objectName="warningLabel", wordWrap=True)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -307,6 +315,7 @@ class VocabBrowser(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.addWidget(self.stack)
+        plain_text_labels(self)
 
     def _build_filter_bar(self) -> QHBoxLayout:
         self.search_mode = QComboBox()
@@ -355,7 +364,7 @@ class VocabBrowser(QWidget):
         vertical.setDefaultSectionSize(self.fontMetrics().height() + ROW_HEIGHT_PAD)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for column, width in enumerate((64, 120, 110, 170, 56, 76, 84, 70)):
+        for column, width in enumerate((64, 120, 110, 170, 56, 76, 96, 70)):
             header.resizeSection(column, width)
         header.setStretchLastSection(True)
         self.view.selectionModel().currentRowChanged.connect(self._on_current_row)

@@ -1,0 +1,88 @@
+"""The pipeline view on real tokenizers: tiktoken, SentencePiece, and the ChatGLM-6B profile on a
+trained stand-in for `ice_text.model` (trained as tests/core/test_chatglm.py trains it)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
+
+from tests.core.test_chatglm import _train
+from tokviz.gui.pipeline_view import PipelineView
+
+TIMEOUT_MS = 20_000
+
+
+@pytest.fixture(scope="module")
+def standin_path(tmp_path_factory) -> str:
+    return _train(tmp_path_factory)
+
+
+def make_view(qtbot, spec: str, text: str, **kwargs) -> PipelineView:
+    view = PipelineView(spec, text, **kwargs)
+    qtbot.addWidget(view)
+    with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
+        pass
+    return view
+
+
+def names(view: PipelineView) -> list[str]:
+    return [box.stage.name for box in view.boxes]
+
+
+def test_tiktoken_stages(qtbot, vocab):
+    view = make_view(qtbot, "cl100k_base", "hello world\n", policy="none")
+    assert names(view) == ["normalization", "pre-tokenization", "model", "special tokens", "ids"]
+    assert view.box("pre-tokenization").labels() == ["hello", "·world", "↵"]
+    model = view.box("model")
+    assert [c.sub for c in model.chips.chips] == [str(i) for i in vocab("cl100k_base").encode_ids("hello world\n")]
+    assert view.box("ids").labels() == ["15339", "1917", "198"]
+    assert view.box("special tokens").chips is None  # tiktoken adds none
+    assert not view.chatglm_box.isEnabled() and not view.bos_box.isEnabled()
+
+
+def test_sentencepiece_stages_and_bos(qtbot, vocab):
+    tok = vocab("mistral-7b-v0.1")
+    view = make_view(qtbot, "mistral-7b-v0.1", "Hello  world")
+    assert names(view) == ["normalization", "pre-tokenization", "model", "special tokens", "ids"]
+    assert view.box("normalization").text_label.text() == "▁Hello▁▁world"
+    assert view.box("pre-tokenization").labels() == ["▁Hello", "▁▁world"]
+    ids = tok.encode_ids("Hello  world")
+    assert view.box("ids").labels() == [str(i) for i in ids]
+    assert view.bos_box.isEnabled() and view.chatglm_box.isEnabled()
+    with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
+        view.bos_box.setChecked(True)
+    assert view.box("special tokens").labels() == ["<s>"]
+    notes = [label for label in view.box("special tokens").findChildren(QLabel) if "BOS <s>" in label.text()]
+    assert notes and all(n.textFormat() == Qt.TextFormat.PlainText for n in notes)  # not strike-through
+    assert view.box("ids").labels() == [str(i) for i in [1, *ids]]
+    # Mistral is no ChatGLM model: the profile says so instead of showing stages
+    with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
+        view.chatglm_box.setChecked(True)
+    assert view.stack.currentIndex() == 1 and "not a ChatGLM-6B model" in view.message_label.text()
+
+
+def test_chatglm_profile_on_a_trained_standin(qtbot, standin_path):
+    text = "我是  昨天买的苹果\nHello\tWorld"
+    view = make_view(qtbot, standin_path, text, chatglm=True)
+    assert names(view)[:3] == ["preprocess", "preprocess", "preprocess"]
+    steps = {box.title.text(): box.text_label.text() for box in view.boxes if box.stage.name == "preprocess"}
+    assert steps["Lower-case"].endswith("hello→world")
+    assert "<n>" in steps["Line breaks"]
+    assert steps["Tabs and blanks"] == "我是<|blank_2|>昨天买的苹果<n>hello<|tab|>world"
+    assert "<|blank_2|>" in view.box("model").labels()
+    assert view.box("special tokens").labels() == ["[gMASK]", "<sop>"]
+    assert view.header.text().endswith(f"ChatGLM-6B profile · {len(text)} characters")
+    # switching the profile off shows the plain SentencePiece stages of the same model
+    with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
+        view.chatglm_box.setChecked(False)
+    assert "preprocess" not in names(view)
+    assert "<|blank_2|>" not in view.box("model").labels()
+
+
+def test_long_text_is_cut_and_unknown_spec_is_a_message(qtbot):
+    view = make_view(qtbot, "cl100k_base", "word " * 5000)
+    assert view.cut_label.isVisibleTo(view) and len(view.text) == 20_000
+    assert view.box("ids").chips.chips[-1].label.startswith("… ")
+    view = make_view(qtbot, "no-such-tokenizer", "a")
+    assert "unknown tokenizer" in view.message_label.text()
