@@ -13,7 +13,7 @@ from PySide6.QtGui import QGuiApplication
 from tokviz.core.analysis import context_budget
 from tokviz.core.resources import sample_text
 from tokviz.gui.analysis_view import (
-    COL_AT, COL_COST, COL_FIT, COL_RATIO, COL_TOKENS, AnalysisDialog, open_analysis,
+    COL_AT, COL_COST, COL_ERR, COL_EST, COL_FIT, COL_RATIO, COL_TOKENS, AnalysisDialog, open_analysis,
 )
 
 SPECS = ["cl100k_base", "qwen"]
@@ -75,6 +75,12 @@ def test_price_updates_cost_and_baseline_changes_ratio(qtbot, korean, vocab) -> 
     korean.baseline_box.setCurrentText("qwen")
     assert korean.cell("qwen", COL_RATIO).text() == "baseline"
     assert korean.price_box("qwen").value() == 2.5  # the price survives the refill
+
+    chars = len(sample_text("korean.txt"))
+    korean.rule_box.setValue(2.0)  # the characters rule: estimate, its error and the chart marker
+    assert korean.cell("qwen", COL_EST).data(ROLE) == pytest.approx(chars / 2)
+    assert korean.cell("qwen", COL_ERR).data(ROLE) == pytest.approx(100 * (chars / 2 - n) / n)
+    assert korean.tokens_chart.model.markers[0][1] == pytest.approx(chars / 2)
 
 
 def test_context_budget_and_truncation(qtbot, korean, vocab) -> None:
@@ -163,3 +169,15 @@ def test_close_during_a_run_stops_the_thread(qtbot) -> None:
     qtbot.addWidget(dialog)
     dialog.close()
     assert dialog._thread.isFinished()
+
+
+def test_a_parent_deleted_during_a_run_stops_the_thread(qtbot) -> None:
+    import shiboken6
+    from PySide6.QtWidgets import QWidget
+
+    parent = QWidget()
+    dialog = open_analysis(parent, SPECS, sample_text("english.txt") * 50)
+    thread = dialog._thread
+    shiboken6.delete(parent)  # the main window goes away without closing the dialog first
+    assert not shiboken6.isValid(dialog)
+    assert thread.isFinished()

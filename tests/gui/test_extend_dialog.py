@@ -117,3 +117,12 @@ def test_non_bpe_base_is_not_preselected(qtbot) -> None:
     qtbot.addWidget(d)
     assert d.base_box.findData("mistral-7b-v0.1") < 0
     assert "not a byte-level BPE" in d.message.text()
+
+
+def test_closing_while_learning_stops_the_thread(qtbot) -> None:
+    d = open_extend_dialog(None, "qwen")
+    qtbot.addWidget(d)
+    d.words_edit.setPlainText(SEED)
+    d.learn()
+    d.close()
+    assert d._thread.isFinished()

@@ -16,8 +16,9 @@ import dataclasses
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from PySide6.QtCore import QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout,
@@ -46,6 +47,20 @@ def load_tokenizer(spec: str) -> Tokenizer:
         if spec not in _CACHE:
             _CACHE[spec] = catalog.load(spec)
         return _CACHE[spec]
+
+
+def _stopper(thread: QThread, jobs: dict) -> Callable[[], None]:
+    """A function that cancels `jobs`, stops `thread` and waits for it; it holds no dialog, so it
+    can run when the dialog is being destroyed (a parent window closing) or the application quits."""
+
+    def stop() -> None:
+        for job in list(jobs.values()):
+            job.cancel.set()
+        if thread.isRunning():
+            thread.quit()
+            thread.wait()
+
+    return stop
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -138,6 +153,8 @@ class AnalysisWorker(QObject):
             inflation: list[InflationRow] = []
         else:
             analysis = analyze_text(job.text or "", tokenizers, options=options, cancel=job.cancel)
+            if job.cancel.is_set():
+                raise AnalysisCancelled("cancelled")
             inflation = format_inflation(job.text, tokenizers) if job.text else []
         return AnalysisOutcome(job, analysis, inflation, specs, errors)
 
@@ -203,8 +220,12 @@ class AnalysisDialog(QDialog):
     def _start_thread(self) -> None:
         """A worker on its own thread; again after a close, if the dialog is shown once more."""
         self._closed = False
-        self._thread = QThread(self)
+        # no Qt parent: a parent window deleting this dialog must not delete a running thread
+        self._thread = QThread()
         self._thread.setObjectName("tokviz-analysis")
+        stop = _stopper(self._thread, self._jobs)
+        self.destroyed.connect(stop)
+        QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = AnalysisWorker()
         self.worker.moveToThread(self._thread)
         self._submit.connect(self.worker.run)
@@ -276,7 +297,7 @@ class AnalysisDialog(QDialog):
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeader().setStretchLastSection(False)
         self.tokens_chart = BarChart()
         self.scripts_chart = BarChart()
         self.stacked_box = QCheckBox("Stack scripts per tokenizer")
@@ -293,6 +314,7 @@ class AnalysisDialog(QDialog):
         self.inflation_table = QTableWidget(0, 0)
         self.inflation_table.verticalHeader().hide()
         self.inflation_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.inflation_table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.skipped_list = QListWidget()
         self.skipped_label = QLabel("Skipped files")
         bottom = QSplitter(Qt.Orientation.Horizontal)
@@ -307,11 +329,12 @@ class AnalysisDialog(QDialog):
             lay.addWidget(widget)
         bottom.addWidget(left)
         bottom.addWidget(right)
+        self.skipped_side = right
         bottom.setSizes([800, 400])
         split = QSplitter(Qt.Orientation.Vertical)
         for w in (self.table, charts, bottom):
             split.addWidget(w)
-        split.setSizes([170, 400, 210])
+        split.setSizes([160, 360, 240])
         self.status = QLabel()
         self.status.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -396,6 +419,7 @@ class AnalysisDialog(QDialog):
         else:
             self.source_label.setText(f"<b>Text:</b> {len(self.text):,} characters from the window")
         self.text_button.setVisible(bool(self.folder))
+        self.skipped_side.setVisible(bool(self.folder))
 
     # -- results ---------------------------------------------------------------------------
     @Slot(int, int, int)
@@ -577,6 +601,7 @@ class AnalysisDialog(QDialog):
             for n in names:
                 base = rows[0].tokens[n]
                 delta = f" ({100 * (row.tokens[n] - base) / base:+.0f} %)" if base and i else ""
+                delta = delta.replace("+0 %", "±0 %").replace("-0 %", "±0 %")
                 values.append(f"{row.tokens[n]:,}{delta}")
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
@@ -640,11 +665,10 @@ class AnalysisDialog(QDialog):
         self._closed = True
         for job in self._jobs.values():
             job.cancel.set()
-        self._jobs.clear()
         self._set_busy(False)
         self._submit.disconnect(self.worker.run)
-        self._thread.quit()
-        self._thread.wait()
+        _stopper(self._thread, self._jobs)()
+        self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.shutdown()

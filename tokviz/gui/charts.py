@@ -54,6 +54,7 @@ class ChartModel:
     stacked: bool = False
     unit: str = "tokens"
     category_colors: tuple[str, ...] = ()  # a single series coloured per category (per tokenizer)
+    markers: tuple[tuple[str, float], ...] = ()  # labelled dashed lines across every row
 
     def __post_init__(self) -> None:
         if len(self.values) != len(self.categories) or any(len(v) != len(self.series) for v in self.values):
@@ -73,9 +74,10 @@ class ChartModel:
 
     def extent(self) -> float:
         """The largest length a bar reaches: a row's sum when stacked, else the largest value."""
+        marks = [v for _, v in self.markers]
         if self.stacked:
-            return max((sum(row) for row in self.values), default=0.0)
-        return max((v for row in self.values for v in row), default=0.0)
+            return max([sum(row) for row in self.values] + marks, default=0.0)
+        return max([v for row in self.values for v in row] + marks, default=0.0)
 
     def color(self, j: int, i: int = -1) -> QColor:
         if len(self.series) == 1 and 0 <= i < len(self.category_colors):
@@ -84,11 +86,16 @@ class ChartModel:
 
 
 def tokens_model(analysis: Analysis) -> ChartModel:
-    """One bar per tokenizer: its token count."""
+    """One bar per tokenizer: its token count; a dashed line marks the characters-rule estimate."""
     names = tuple(r.name for r in analysis.results)
+    markers: tuple[tuple[str, float], ...] = ()
+    if analysis.results:
+        rule = analysis.results[0].chars_per_token_rule
+        markers = ((f"estimate at {rule:g} chars/token", analysis.results[0].estimate),)
     return ChartModel(
         "Tokens per tokenizer", names, ("tokens",), tuple((float(r.tokens),) for r in analysis.results),
         (SERIES_COLORS[0],), category_colors=tuple(SERIES_COLORS[j % len(SERIES_COLORS)] for j in range(len(names))),
+        markers=markers,
     )
 
 
@@ -175,7 +182,7 @@ class BarChart(QWidget):
         span = max(right - left, 10.0)
         top = m.extent() or 1.0
         per_group = 1 if m.stacked else max(len(m.series), 1)
-        avail = self.height() - y - 6
+        avail = self.height() - y - 6 - (line + 4 if m.markers else 0)
         most = self.SINGLE_MAX if per_group == 1 else self.BAR_MAX
         bar_h = max(min(most, (avail / len(m.categories) - self.GAP) / per_group), 2.0)
         painter.setPen(QPen(GRID_COLOR))
@@ -199,6 +206,16 @@ class BarChart(QWidget):
                 self._hits.append((rect, Bar(category, series, value)))
             if m.stacked:
                 self._value_label(painter, QRectF(left, gy + 1, x - left, bar_h - 2), sum(m.values[i]), bar_h)
+        bottom = y + len(m.categories) * (bar_h * per_group + self.GAP)
+        for label, value in m.markers:
+            mx = left + span * value / top
+            painter.setPen(QPen(TEXT_COLOR, 1.2, Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(mx, y - 2), QPointF(mx, bottom))
+            painter.setPen(MUTED_COLOR)
+            text = f"{label}: {format_value(value)}"
+            tw = fm.horizontalAdvance(text)
+            painter.drawText(QRectF(min(mx - tw / 2, self.width() - 8 - tw), bottom + 2, tw + 4, line),
+                             Qt.AlignmentFlag.AlignLeft, text)
         painter.end()
 
     def _value_label(self, painter: QPainter, rect: QRectF, value: float, bar_h: float) -> None:

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView, QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout,
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.tokens import hex_bytes
-from tokviz.gui.analysis_view import load_tokenizer
+from tokviz.gui.analysis_view import _stopper, load_tokenizer
 from tokviz.gui.theme import icon
 from tokviz.training.extend import (
     Extension, ExtensionError, learn_extension, read_word_list, save_extension,
@@ -160,8 +160,12 @@ class ExtendDialog(QDialog):
 
     def _start_thread(self) -> None:
         self._closed = False
-        self._thread = QThread(self)
+        # no Qt parent: a parent window deleting this dialog must not delete a running thread
+        self._thread = QThread()
         self._thread.setObjectName("tokviz-extend")
+        stop = _stopper(self._thread, self._jobs)
+        self.destroyed.connect(stop)
+        QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = ExtendWorker()
         self.worker.moveToThread(self._thread)
         self._submit.connect(self.worker.run)
@@ -248,7 +252,7 @@ class ExtendDialog(QDialog):
         self.merges_table.verticalHeader().hide()
         self.merges_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.merges_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.merges_table.horizontalHeader().setStretchLastSection(True)
+        self.merges_table.horizontalHeader().setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
         self.warnings_list = QListWidget()
         results = QSplitter(Qt.Orientation.Vertical)
         results.addWidget(self.merges_table)
@@ -433,11 +437,10 @@ class ExtendDialog(QDialog):
         self._closed = True
         for job in self._jobs.values():
             job.cancel.set()
-        self._jobs.clear()
         self.learn_button.setEnabled(True)
         self._submit.disconnect(self.worker.run)
-        self._thread.quit()
-        self._thread.wait()
+        _stopper(self._thread, self._jobs)()
+        self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.shutdown()
