@@ -75,16 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     ext.add_argument("-o", "--output", required=True, help="the extra .tiktoken to write (only the new ranks)")
     ext.add_argument("--start-id", type=int, help="first new id (default: after the base's ids and special tokens)")
 
-    gui = sub.add_parser("gui", help="open the compare window (the default)")
-    gui.add_argument("gui_args", nargs=argparse.REMAINDER)
+    sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] == "gui" or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        # the app parses its own options (`tokviz --sample mixed -t qwen`, `tokviz gui FILE`)
+        from tokviz.gui.app import run
+
+        return run(["tokviz", *argv[1:]] if argv and argv[0] == "gui" else ["tokviz", *argv])
     parser = build_parser()
-    if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
-        argv = ["gui", *argv]
     args = parser.parse_args(argv)
     try:
         if args.command == "encode":
@@ -101,10 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_stats(args)
         if args.command == "extend":
             return cmd_extend(args)
-        if args.command == "gui":
-            from tokviz.gui.app import run
-
-            return run(["tokviz", *args.gui_args])
         parser.print_help()
         return 2
     except (CliError, TokenizerError, ValueError, OSError) as e:

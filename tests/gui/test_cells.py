@@ -96,7 +96,8 @@ def test_hex_label_matches_core() -> None:
 
 
 def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
-    """shiboken6 6.12 on Python 3.11 drops a reference to None per void call (see _refcount_guard)."""
+    """shiboken6 6.12.0 on Python 3.11 drops a reference to None per void call and aborts the
+    interpreter after a few thousand (pyproject pins it out); this guards the pin."""
     code = (
         "import tokviz.gui\n"
         "from PySide6.QtGui import QGuiApplication, QImage, QPainter, QColor\n"

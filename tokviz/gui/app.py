@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
@@ -114,11 +115,26 @@ def _select_when_ready(window: MainWindow, char: int) -> None:
     QTimer.singleShot(100, attempt)
 
 
+def display_problem(environ: Mapping[str, str] = os.environ) -> str | None:
+    """Why no window can open here, said before Qt aborts the process with its own message."""
+    if sys.platform != "linux" or environ.get("QT_QPA_PLATFORM"):
+        return None
+    if environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY"):
+        return None
+    return (
+        "no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set); run it "
+        "in a desktop session, or use the command line: tokviz encode --help"
+    )
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Entry point for `tokviz gui [options]`. `argv` is like `sys.argv`: the program name, then
     the options (`run(["tokviz", "--sample", "mixed", "-t", "qwen"])`)."""
     argv = list(sys.argv if argv is None else argv)
     args = parse_args(argv[1:])
+    if problem := display_problem():
+        print(f"tokviz: {problem}", file=sys.stderr)
+        return 1
     app = build_app(argv[:1])
     try:
         window = window_from_args(args)

@@ -1,0 +1,31 @@
+"""Launching the app from the command line: options reach the app; no display is a message, not an abort."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tokviz.gui.app import display_problem
+
+
+def test_no_display_is_a_clear_message_not_a_qt_abort():
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    proc = subprocess.run([sys.executable, "-m", "tokviz", "--no-restore"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "no display to open the window on" in proc.stderr and "Aborted" not in proc.stderr
+
+
+def test_display_problem_rules():
+    assert display_problem({"DISPLAY": ":1"}) is None
+    assert display_problem({"QT_QPA_PLATFORM": "offscreen"}) is None
+    assert display_problem({"WAYLAND_DISPLAY": "wayland-0"}) is None
+    if sys.platform == "linux":
+        assert "no display" in display_problem({})
+
+
+def test_app_options_pass_through_tokviz_and_tokviz_gui():
+    for argv in (["gui", "--help"], ["gui", "-h"]):
+        proc = subprocess.run([sys.executable, "-m", "tokviz", *argv], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0 and "--sample" in proc.stdout and "--tokenizer" in proc.stdout
