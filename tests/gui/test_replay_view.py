@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 from tokviz.core.tokenizer import SpecialPolicy
-from tokviz.gui.replay_view import MAX_CHARS, ChipFlow, ReplayView
+from tokviz.gui.replay_view import MAX_CHARS, Chip, ChipFlow, ReplayView
 
 TIMEOUT_MS = 20_000
 
@@ -86,8 +88,6 @@ def test_disallowed_special_token_and_unknown_spec_are_messages(qtbot):
 
 
 def test_chip_flow_wraps_and_reports_clicks(qtbot):
-    from tokviz.gui.replay_view import Chip
-
     flow = ChipFlow(max_chips=100)
     qtbot.addWidget(flow)
     flow.resize(200, 50)
@@ -96,5 +96,5 @@ def test_chip_flow_wraps_and_reports_clicks(qtbot):
     assert flow.chips[-1].label == "… 50 more"
     rect = flow.chip_rect(3)
     with qtbot.waitSignal(flow.clicked) as blocker:
-        qtbot.mouseClick(flow, __import__("PySide6.QtCore").QtCore.Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+        qtbot.mouseClick(flow, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
     assert blocker.args == [3]

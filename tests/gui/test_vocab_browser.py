@@ -131,3 +131,18 @@ def test_unknown_spec_shows_an_error(qtbot):
         pass
     assert "unknown tokenizer" in browser.error_label.text()
     assert browser.stack.currentIndex() == 1
+
+
+def test_wired_to_the_compare_window(qtbot, make_window):
+    """The wiring the window owner will add: a pane's own token columns, jump_to -> highlight."""
+    window = make_window(["cl100k_base"], text="hello world, hello again")
+    pane = window.panes[0]
+    dialog = open_vocab_browser(window, pane.spec, window.text(), pane.result.tokens)
+    qtbot.addWidget(dialog)
+    browser = dialog.browser
+    browser.jump_to.connect(window.highlight_chars)
+    qtbot.waitUntil(lambda: not browser.busy, timeout=TIMEOUT_MS)
+    assert browser.select_token(24748)  # " hello"
+    assert browser.occurrence_spans() == [(12, 18)]
+    browser.occurrence_list.itemClicked.emit(browser.occurrence_list.item(0))
+    assert list(pane.view.highlighted) == [3]  # hello · world · , · hello

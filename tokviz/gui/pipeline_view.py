@@ -29,7 +29,9 @@ from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.replay_view import Chip, ChipFlow, scrolled
 from tokviz.gui.theme import token_colors
-from tokviz.gui.vocab_browser import BackgroundCall, busy_page, error_label, plain_text_labels
+from tokviz.gui.vocab_browser import (
+    BackgroundCall, busy_page, error_label, plain_text_labels,
+)
 
 MAX_CHARS = 20_000  # a longer text is cut, with a message
 MAX_TEXT_SHOWN = 4_000  # characters of a text stage shown in its box
@@ -40,7 +42,9 @@ def is_sentencepiece(tokenizer: Tokenizer | None) -> bool:
     return tokenizer is not None and getattr(tokenizer, "sp", None) is not None
 
 
-def stages_for(base: Tokenizer, text: str, policy: SpecialPolicy, *, chatglm: bool, add_bos: bool) -> list[Stage]:
+def stages_for(
+    base: Tokenizer, text: str, policy: SpecialPolicy, *, chatglm: bool, add_bos: bool
+) -> list[Stage]:
     """The stages of `text` in `base`, or in its ChatGLM-6B profile (TokenizerError when `base`
     lacks ChatGLM's pieces)."""
     options: dict[str, Any] = {
@@ -182,8 +186,9 @@ class PipelineView(QDialog):
         def work() -> tuple[Tokenizer, list[Stage] | str]:
             tok = base if base is not None else catalog.load(spec)
             try:
-                return tok, stages_for(tok, text, policy, chatglm=chatglm and is_sentencepiece(tok), add_bos=add_bos)
-            except Exception as e:  # the tokenizer is loaded: keep it, say what went wrong
+                profile = chatglm and is_sentencepiece(tok)
+                return tok, stages_for(tok, text, policy, chatglm=profile, add_bos=add_bos)
+            except Exception as e:  # noqa: BLE001 (the tokenizer is loaded: keep it, say what went wrong)
                 return tok, str(e) or type(e).__name__
 
         call = BackgroundCall(work)

@@ -19,16 +19,22 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPen
+from PySide6.QtCore import (
+    QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRectF, QSize, Qt, QTimer, Signal,
+)
+from PySide6.QtGui import (
+    QColor, QFont, QFontMetricsF, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPen,
+)
 from PySide6.QtWidgets import (
-    QDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QScrollArea, QSizePolicy, QSlider,
-    QSplitter, QStackedWidget, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip, QVBoxLayout,
-    QWidget,
+    QDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QScrollArea, QSizePolicy,
+    QSlider, QSplitter, QStackedWidget, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip,
+    QVBoxLayout, QWidget,
 )
 
 from tokviz.core import catalog
-from tokviz.core.replay import ChunkReplay, Replay, ReplayNotApplicable, algorithm_of, replay_with
+from tokviz.core.replay import (
+    ChunkReplay, Replay, ReplayNotApplicable, algorithm_of, replay_with,
+)
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 from tokviz.gui.theme import token_colors
@@ -266,7 +272,9 @@ class StepDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:  # noqa: N802
         return QSize(400, int(option.fontMetrics.height() + 12))
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> None:
         if self.states is None:
             return
         k = index.row()
@@ -288,7 +296,8 @@ class StepDelegate(QStyledItemDelegate):
             w = metrics.horizontalAdvance(label) + 10
             if x + w > right:
                 painter.setPen(QColor("#6b7280"))
-                painter.drawText(QRectF(x, rect.y(), right - x, rect.height()), Qt.AlignmentFlag.AlignVCenter, "…")
+                rest = QRectF(x, rect.y(), right - x, rect.height())
+                painter.drawText(rest, Qt.AlignmentFlag.AlignVCenter, "…")
                 break
             box = QRectF(x, rect.y() + 3, w, rect.height() - 6)
             painter.setPen(QPen(highlight, 2.5) if j == marked else QPen(QColor("#c3c8d0"), 1))
@@ -354,7 +363,7 @@ class ReplayView(QDialog):
         if tokenizer is not None and len(self.text) <= SYNC_CHARS:
             self._call = None
             outcome = self._safe_compute(tokenizer)
-            QTimer.singleShot(0, lambda: self._show(outcome))
+            QTimer.singleShot(0, self, lambda: self._show(outcome))  # after the caller connects `ready`
         else:
             self._call = BackgroundCall(lambda: _compute(spec, tokenizer, self.text, self.policy))
             self._call.finished.connect(self._show)
@@ -364,14 +373,15 @@ class ReplayView(QDialog):
     def _safe_compute(self, tokenizer: Tokenizer) -> _Outcome | str:
         try:
             return _compute(self.spec, tokenizer, self.text, self.policy)
-        except Exception as e:  # the boundary: a message in the dialog
+        except Exception as e:  # noqa: BLE001 (the boundary: a message in the dialog)
             return f"{type(e).__name__}: {e}"
 
     # -- UI ---------------------------------------------------------------------------------------
     def _build_ui(self) -> None:
         self.header = QLabel(self.spec, objectName="paneHeader", wordWrap=True)
         self.cut_label = QLabel(
-            f"The selection has {self.cut + len(self.text):,} characters: the first {MAX_CHARS:,} are replayed.",
+            f"The selection has {self.cut + len(self.text):,} characters: "
+            f"the first {MAX_CHARS:,} are replayed.",
             objectName="warningLabel", wordWrap=True,
         )
         self.cut_label.setVisible(self.cut > 0)
@@ -460,7 +470,8 @@ class ReplayView(QDialog):
         self.chunk_chips.set_chips([
             Chip(
                 display_text(c.text) or "∅", color=special if c.special else colors.tokens[k % len(colors.tokens)],
-                tooltip=f"chars {self.offset + c.start:,}–{self.offset + c.end:,} · {len(c.steps)} merges · ids {list(c.ids)}"
+                tooltip=f"chars {self.offset + c.start:,}–{self.offset + c.end:,} · {len(c.steps)} merges · "
+                f"ids {list(c.ids)}"
                 + (f"\n{c.note}" if c.note else ""),
             )
             for k, c in enumerate(replay.chunks)
@@ -518,7 +529,9 @@ class ReplayView(QDialog):
         if chunk is None or self.delegate.states is None:
             return
         k = max(0, min(k, len(chunk.steps)))
-        for widget, setter in ((self.slider, self.slider.setValue), (self.steps_list, self.steps_list.setCurrentRow)):
+        for widget, setter in (
+            (self.slider, self.slider.setValue), (self.steps_list, self.steps_list.setCurrentRow),
+        ):
             widget.blockSignals(True)
             setter(k)
             widget.blockSignals(False)
@@ -550,7 +563,8 @@ def open_replay_view(parent: QWidget | None, spec: str, text: str, *, policy: Sp
                      selection: tuple[int, int] | None = None) -> ReplayView:
     """Open (show) a non-modal merge replay of `text[selection]` in `spec`.
 
-    >>> view = open_replay_view(window, pane.spec, window.text(), policy=pane.policy, selection=(a, b))  # doctest: +SKIP
+    >>> view = open_replay_view(  # doctest: +SKIP
+    ...     window, pane.spec, window.text(), policy=pane.policy, selection=(a, b))
     """
     view = ReplayView(spec, text, policy=policy, selection=selection, parent=parent)
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

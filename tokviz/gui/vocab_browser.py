@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, QTimer, Signal, Slot,
+    QAbstractTableModel, QCoreApplication, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, QTimer,
+    Signal, Slot,
 )
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
@@ -34,7 +35,9 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.core.vocabulary import COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences
+from tokviz.core.vocabulary import (
+    COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
+)
 from tokviz.gui.theme import token_colors
 
 DEBOUNCE_MS = 150
@@ -59,7 +62,7 @@ class _CallWorker(QObject):
     def run(self) -> None:
         try:
             result = self._fn()
-        except Exception as e:  # the boundary: every error becomes a message
+        except Exception as e:  # noqa: BLE001 (the boundary: every error becomes a message)
             if self._stop.is_set():
                 self.cancelled.emit()
             else:
@@ -106,6 +109,9 @@ class BackgroundCall(QObject):
 
     def start(self) -> None:
         _RUNNING.add(self)
+        app = QCoreApplication.instance()
+        if app is not None:  # a QThread still running when the interpreter exits aborts it
+            app.aboutToQuit.connect(self.shutdown)
         self._thread.start()
 
     def cancel(self) -> None:
@@ -121,6 +127,9 @@ class BackgroundCall(QObject):
         self._thread.wait()
 
     def _release(self) -> None:
+        # QThread.finished is emitted from the thread just before it exits: wait for the exit, or
+        # dropping the last reference here could destroy a QThread that still runs (an abort)
+        self._thread.wait()
         _RUNNING.discard(self)
 
 
@@ -269,6 +278,12 @@ def _load_table(spec: str, tokenizer: Tokenizer | None, text: str, tokens: Seque
 
 
 def _token_columns(tokens: Sequence[Token]) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Ids and character spans; a pane's column-backed tokens (`.cols`) give them without
+    building a `Token` per element."""
+    cols = getattr(tokens, "cols", None)
+    if cols is not None and all(hasattr(cols, name) for name in ("ids", "starts", "ends")):
+        starts, ends = (np.asarray(c, dtype=np.int64) for c in (cols.starts, cols.ends))
+        return np.asarray(cols.ids).tolist(), starts, ends
     return (
         [t.id for t in tokens],
         np.fromiter((t.start for t in tokens), dtype=np.int64, count=len(tokens)),
@@ -579,7 +594,9 @@ class VocabBrowser(QWidget):
             row = table.row_of(parent_id)
             label = "?"
             if row is not None:  # a fragment's text is mostly U+FFFD: its bytes say which
-                label = table.cell(row, "text") if table.whole_utf8[row] else f"{table.cell(row, 'text')} [{table.cell(row, 'hex')}]"
+                label = str(table.cell(row, "text"))
+                if not table.whole_utf8[row]:
+                    label += f" [{table.cell(row, 'hex')}]"
             button.setText(f"{label}  ·  id {parent_id}")
             button.setProperty("token_id", parent_id)
             button.show()
@@ -608,7 +625,8 @@ class VocabBrowser(QWidget):
 
     def occurrence_spans(self) -> list[tuple[int, int]]:
         """The character spans listed for the selected token."""
-        return [self.occurrence_list.item(k).data(Qt.ItemDataRole.UserRole) for k in range(self.occurrence_list.count())]
+        items = (self.occurrence_list.item(k) for k in range(self.occurrence_list.count()))
+        return [item.data(Qt.ItemDataRole.UserRole) for item in items]
 
     def _on_occurrence(self, item: QListWidgetItem) -> None:
         start, end = item.data(Qt.ItemDataRole.UserRole)
