@@ -114,7 +114,8 @@ def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
 
 def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     from tokviz.core.tokenizer import SpecialPolicy
-    from tokviz.gui.encode_process import TokenColumns, encode
+    from tokviz.core.columns import TokenColumns
+    from tokviz.gui.encode_process import encode
 
     qwen = vocab("qwen")
     text = "根 안녕 👋🏽 <|endoftext|> plain"

@@ -13,6 +13,7 @@ from typing import AbstractSet, Collection, Iterator, Literal, Mapping, Sequence
 
 import regex
 
+from tokviz.core.columns import EncodedColumns, columns_from_tokens
 from tokviz.core.layout import TokenInfo
 from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
 
@@ -107,6 +108,17 @@ class Tokenizer(abc.ABC):
             else:
                 tokens.append(self._special_token(text, start, end, special_id))
         return tokens
+
+    def encode_columns(
+        self,
+        text: str,
+        *,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = (),
+    ) -> EncodedColumns:
+        """`encode` as columns (see `tokviz.core.columns`); backends may skip building Tokens."""
+        tokens = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return columns_from_tokens(tokens, len(self._offset_map(sanitize(text)).data))
 
     def encode_ids(self, text: str, **policy) -> list[int]:
         return [t.id for t in self.encode(text, **policy)]

@@ -162,9 +162,13 @@ class OffsetMap:
 
     def char_spans(self, byte_starts: np.ndarray, byte_ends: np.ndarray) -> tuple[list[int], list[int]]:
         """Vectorised `char_start` / `char_end` for many spans at once."""
+        starts, ends = self.char_span_arrays(byte_starts, byte_ends)
+        return starts.tolist(), ends.tolist()
+
+    def char_span_arrays(self, byte_starts: np.ndarray, byte_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         starts = self._char_of[byte_starts]
         ends = np.where(byte_ends > byte_starts, self._char_of[np.maximum(byte_ends - 1, 0)] + 1, starts)
-        return starts.tolist(), ends.tolist()
+        return starts, ends
 
 
 def kind_for_bytes(data: bytes) -> TokenKind:

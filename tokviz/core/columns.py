@@ -1,0 +1,102 @@
+"""A text's tokens as columns: what crosses a process boundary and what a 1 MB view keeps.
+
+`Tokenizer.encode_columns` gives the same facts as `encode` without building one `Token` per
+token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) for the rest.
+`TokenColumns` reads as a sequence of `Token`s, built only when asked for, equal to `encode`'s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence, overload
+
+import numpy as np
+
+from tokviz.core.tokens import Token, TokenKind
+
+
+@dataclass
+class EncodedColumns:
+    """One encode, column by column. `key_index[i]` points into `uniques` (id, bytes, kind, piece)."""
+
+    ids: np.ndarray
+    byte_starts: np.ndarray
+    byte_ends: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    key_index: np.ndarray
+    uniques: list[tuple[int, bytes, str, str]]
+    n_bytes: int
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+def columns_from_tokens(tokens: Sequence[Token], n_bytes: int) -> EncodedColumns:
+    """Columns of an encode; every pass over the tokens is C-level (transpose, dict, map)."""
+    n = len(tokens)
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return EncodedColumns(empty, empty, empty, empty, empty, np.zeros(0, dtype=np.int32), [], n_bytes)
+    ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
+    keys = list(zip(ids, datas))
+    index_of = dict.fromkeys(keys, 0)
+    for i, key in enumerate(index_of):
+        index_of[key] = i
+    where = dict(zip(keys, range(n)))  # one token per distinct key, for its kind and piece
+    uniques = [(tokens[j].id, tokens[j].bytes, tokens[j].kind.value, tokens[j].piece) for j in where.values()]
+    key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=n)
+
+    def column(values: tuple) -> np.ndarray:
+        return np.array(values, dtype=np.int64)
+
+    return EncodedColumns(
+        column(ids), column(byte_starts), column(byte_ends), column(starts), column(ends), key_index,
+        uniques, n_bytes,
+    )
+
+
+class TokenColumns(Sequence[Token]):
+    """A read-only sequence of `Token`s backed by columns: `Token`s are built when asked for."""
+
+    def __init__(self, cols: EncodedColumns) -> None:
+        self.cols = cols
+        self._uniques = [(i, data, TokenKind(kind), piece) for i, data, kind, piece in cols.uniques]
+        self._n = len(cols.ids)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Token: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Token]: ...
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        if index < 0:
+            index += self._n
+        if not 0 <= index < self._n:
+            raise IndexError("token index out of range")
+        c = self.cols
+        token_id, data, kind, piece = self._uniques[int(c.key_index[index])]
+        return Token(
+            token_id, data, int(c.byte_starts[index]), int(c.byte_ends[index]),
+            int(c.starts[index]), int(c.ends[index]), kind, piece,
+        )
+
+    def __iter__(self) -> Iterator[Token]:
+        return (self[i] for i in range(self._n))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TokenColumns):
+            other = list(other)
+        return isinstance(other, list) and len(other) == self._n and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def unique_tokens(self) -> list[Token]:
+        """One representative token (spans zero) per distinct (id, bytes), in `uniques` order."""
+        return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self._uniques]
+
+
