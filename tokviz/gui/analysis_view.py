@@ -420,6 +420,8 @@ class AnalysisDialog(QDialog):
             self.source_label.setText(f"<b>Text:</b> {len(self.text):,} characters from the window")
         self.text_button.setVisible(bool(self.folder))
         self.skipped_side.setVisible(bool(self.folder))
+        self.inflation_table.setVisible(not self.folder)
+        self.truncate_button.setEnabled(not self.folder)
 
     # -- results ---------------------------------------------------------------------------
     @Slot(int, int, int)
@@ -526,6 +528,8 @@ class AnalysisDialog(QDialog):
                 if self.folder:
                     fit += f" ({b.files_fitting}/{b.files} files whole)"
                 at = "whole text fits" if b.fits else f"{b.fit_chars:,}"
+                if self.folder and not b.fits:
+                    at = f"Σ {b.fit_chars:,} chars"
             cells = {
                 COL_NAME: (r.name, r.name), COL_TOKENS: (f"{r.tokens:,}", r.tokens),
                 COL_CPT: (_num(r.chars_per_token, ".2f"), r.chars_per_token),
@@ -542,8 +546,9 @@ class AnalysisDialog(QDialog):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if col == COL_ERR and err is not None and abs(err) >= 10:
                     item.setForeground(BAD if abs(err) >= 25 else WARN)
-                if col == COL_AT and b is not None and not b.fits and not self.folder:
-                    item.setToolTip(self._context_at(b.fit_chars))
+                if col == COL_AT and b is not None and not b.fits:
+                    item.setToolTip("Characters that fit, summed over the files (each file cut on its own)"
+                                    if self.folder else self._context_at(b.fit_chars))
                 self.table.setItem(row, col, item)
             self._price_box(row, r.name)
 
