@@ -37,6 +37,7 @@ from typing import Callable, Iterable, Literal, Mapping, Sequence
 import numpy as np
 import regex
 
+from tokviz.core.columns import TokenColumns, span_columns
 from tokviz.core.files import write_atomic
 from tokviz.core.scripts import OTHER, SCRIPTS, char_classes, code_points
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
@@ -204,8 +205,8 @@ def attribute_tokens(text: str, tokens: Sequence[Token], classes: np.ndarray | N
     widths = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)  # UTF-8 bytes per character
     byte_classes = np.repeat(classes, widths)
     n = len(byte_classes)
-    starts = np.fromiter((t.byte_start for t in tokens), dtype=np.int64, count=len(tokens)).clip(0, n)
-    ends = np.fromiter((t.byte_end for t in tokens), dtype=np.int64, count=len(tokens)).clip(0, n)
+    byte_starts, byte_ends, _ = span_columns(tokens)
+    starts, ends = byte_starts.clip(0, n), byte_ends.clip(0, n)
     spans = ends > starts
     share = np.where(spans, 1.0 / np.maximum(ends - starts, 1), 0.0)
     # difference array: +share from byte_start, -share from byte_end; its running sum is each
@@ -236,7 +237,7 @@ def context_budget(text: str, tokens: Sequence[Token], limit: int) -> ContextBud
     if len(tokens) <= limit:
         fit = len(text)
     else:
-        fit = min(min(t.start for t in tokens[limit:]), len(text))
+        fit = min(int(span_columns(tokens)[2][limit:].min()), len(text))
     return ContextBudget(limit, len(tokens), fit, len(text), 1, int(len(tokens) <= limit))
 
 
@@ -348,7 +349,7 @@ class _Totals:
         self.scripts = np.zeros(len(SCRIPTS))
         self.budget: ContextBudget | None = None
 
-    def add(self, text: str, tokens: list[Token], classes: np.ndarray, limit: int | None) -> None:
+    def add(self, text: str, tokens: Sequence[Token], classes: np.ndarray, limit: int | None) -> None:
         self.tokens += len(tokens)
         self.scripts += attribute_tokens(text, tokens, classes)
         if limit is not None:
@@ -416,7 +417,10 @@ def _analyze(
         counts = {}
         for tokenizer, total_ in zip(tokenizers, totals):
             _check(cancel)
-            tokens = tokenizer.encode_with(text, options.policy)
+            tokens = TokenColumns(tokenizer.encode_columns(
+                text, allowed_special=options.policy.allowed_special,
+                disallowed_special=options.policy.disallowed_special,
+            ))
             total_.add(text, tokens, classes, options.limit)
             counts[tokenizer.name] = len(tokens)
         files.append(FileStats(path, stats.chars, stats.bytes, counts))

@@ -100,3 +100,13 @@ class TokenColumns(Sequence[Token]):
         return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self._uniques]
 
 
+def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`(byte_starts, byte_ends, starts)` as arrays, free for `TokenColumns`, one pass otherwise."""
+    if isinstance(tokens, TokenColumns):
+        return tokens.cols.byte_starts, tokens.cols.byte_ends, tokens.cols.starts
+    n = len(tokens)
+    return (
+        np.fromiter((t.byte_start for t in tokens), dtype=np.int64, count=n),
+        np.fromiter((t.byte_end for t in tokens), dtype=np.int64, count=n),
+        np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
+    )
