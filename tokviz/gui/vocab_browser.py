@@ -164,8 +164,24 @@ def busy_page(text: str) -> QWidget:
 
 # -- the model ------------------------------------------------------------------------------------
 
-_NUMERIC = frozenset({"id", "length"})
-_MONO = frozenset({"piece", "hex"})
+_COLUMN_INDEX = {name: k for k, (name, _) in enumerate(COLUMNS)}
+_NUMERIC = frozenset(_COLUMN_INDEX[c] for c in ("id", "length"))
+_MONO = frozenset(_COLUMN_INDEX[c] for c in ("piece", "hex"))
+_TIP = frozenset(_COLUMN_INDEX[c] for c in ("piece", "text"))
+_DISPLAY, _BACKGROUND, _ALIGN, _FONT, _TOOLTIP, _USER = (
+    int(r) for r in (
+        Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.UserRole,
+    )
+)
+_ROLES = frozenset({_DISPLAY, _BACKGROUND, _ALIGN, _FONT, _TOOLTIP, _USER})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+
+def _shown(value: str | int | bool) -> str:
+    if isinstance(value, bool):  # the one boolean column, whole UTF-8
+        return "yes" if value else "fragment"
+    return value if isinstance(value, str) else str(value)
 
 
 class VocabTableModel(QAbstractTableModel):
@@ -185,10 +201,12 @@ class VocabTableModel(QAbstractTableModel):
         special.setAlpha(110)
         self._backgrounds = {"fragment": fragment, "special": special}
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._row_cache: dict[int, tuple[tuple[str, ...], QColor | None, str]] = {}
 
     def set_table(self, table: VocabularyTable) -> None:
         self.beginResetModel()
         self.table = table
+        self._row_cache.clear()
         self.rows = np.arange(len(table), dtype=np.int64)
         self.sort_column, self.descending = None, False
         self.endResetModel()
@@ -230,31 +248,42 @@ class VocabTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        table = self.table
-        if table is None or not index.isValid():
+        # called ~7 times per visible cell per repaint: unhandled roles return first, and a row's
+        # strings are formatted once and kept while it is likely to be repainted
+        if role not in _ROLES or self.table is None:
             return None
         row = int(self.rows[index.row()])
-        column = COLUMNS[index.column()][0]
-        if role == Qt.ItemDataRole.DisplayRole:
-            value = table.cell(row, column)
-            if column == "whole_utf8":
-                return "yes" if value else "fragment"
-            return value if isinstance(value, str) else str(value)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            if not table.whole_utf8[row]:
-                return self._backgrounds["fragment"]
-            if KINDS[table.kinds[row]] in (TokenKind.SPECIAL, TokenKind.UNKNOWN):
-                return self._backgrounds["special"]
-            return None
-        if role == Qt.ItemDataRole.TextAlignmentRole and column in _NUMERIC:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and column in _MONO:
-            return self._mono
-        if role == Qt.ItemDataRole.ToolTipRole and column in ("text", "piece"):
-            return f"{table.cell(row, 'hex')}  ({table.cell(row, 'length')} bytes)"
-        if role == Qt.ItemDataRole.UserRole:
-            return int(table.ids[row])
+        column = index.column()
+        if role == _USER:
+            return int(self.table.ids[row])
+        cached = self._row_cache.get(row)
+        if cached is None:
+            cached = self._row_values(row)
+        if role == _DISPLAY:
+            return cached[0][column]
+        if role == _BACKGROUND:
+            return cached[1]
+        if role == _ALIGN:
+            return _RIGHT if column in _NUMERIC else None
+        if role == _FONT:
+            return self._mono if column in _MONO else None
+        if column in _TIP:  # tooltip of the text and piece columns
+            return cached[2]
         return None
+
+    def _row_values(self, row: int) -> tuple[tuple[str, ...], QColor | None, str]:
+        table = self.table
+        if len(self._row_cache) > 4096:
+            self._row_cache.clear()
+        display = tuple(_shown(table.cell(row, column)) for column, _ in COLUMNS)  # type: ignore[union-attr]
+        background = None
+        if not table.whole_utf8[row]:  # type: ignore[union-attr]
+            background = self._backgrounds["fragment"]
+        elif KINDS[table.kinds[row]] in (TokenKind.SPECIAL, TokenKind.UNKNOWN):  # type: ignore[union-attr]
+            background = self._backgrounds["special"]
+        values = (display, background, f"{display[3]}  ({display[4]} bytes)")
+        self._row_cache[row] = values
+        return values
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         if self.table is None:
