@@ -246,10 +246,15 @@ class MainWindow(QMainWindow):
             else:
                 pane.view.highlight_chars(start, end)
 
-    def _on_editor_selection(self) -> None:
+    def selected_chars(self) -> tuple[int, int]:
+        """The editor's selection as a character range (`start == end` without a selection)."""
         cursor = self.editor.textCursor()
         start = self._offsets.to_chars(cursor.selectionStart())
         end = self._offsets.to_chars(cursor.selectionEnd()) if cursor.hasSelection() else start
+        return start, end
+
+    def _on_editor_selection(self) -> None:
+        start, end = self.selected_chars()
         if (start, end) == self._editor_range:
             return
         self._editor_range = (start, end)

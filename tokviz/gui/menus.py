@@ -1,4 +1,4 @@
-"""The compare window's menus: File, Samples, View, Tokenizers."""
+"""The compare window's menus: File, Samples, View, Tokenizers, Tools."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ def build_menus(window: "MainWindow") -> None:
     _samples_menu(window)
     _view_menu(window)
     _tokenizers_menu(window)
+    from tokviz.gui.tools_menu import build_tools_menu
+
+    build_tools_menu(window)
 
 
 def _file_menu(w: "MainWindow") -> None:

@@ -1,0 +1,75 @@
+"""The Tools menu opens each insight/cost/extension dialog on the window's own panes and text."""
+
+from __future__ import annotations
+
+from tokviz.gui import tools_menu
+
+from .conftest import TIMEOUT_MS
+
+
+def _menu_titles(window) -> list[str]:
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "T&ools")
+    return [a.text() for a in menu.actions() if a.text()]
+
+
+def test_the_tools_menu_lists_every_tool(make_window):
+    window = make_window(["cl100k_base"], text="hello")
+    titles = _menu_titles(window)
+    for expected in ("&Vocabulary of…", "&Merge replay of the selection in…", "&Pipeline of the selection in…",
+                     "Token &cost and context…", "&Extend a vocabulary with words…", "&Train a vocabulary…"):
+        assert expected in titles
+
+
+def test_replay_and_pipeline_act_on_the_editor_selection(qtbot, make_window):
+    window = make_window(["cl100k_base"], text="say hello world")
+    cursor = window.editor.textCursor()
+    cursor.setPosition(4)
+    cursor.setPosition(15, cursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cursor)
+    assert window.selected_chars() == (4, 15)
+    view = tools_menu.open_replay(window, window.panes[0])
+    qtbot.addWidget(view)
+    qtbot.waitUntil(lambda: view.replay is not None, timeout=TIMEOUT_MS)
+    assert view.replay.ids == [15339, 1917]  # "hello world" alone
+    pipeline = tools_menu.open_pipeline(window, window.panes[0])
+    qtbot.addWidget(pipeline)
+    qtbot.waitUntil(lambda: bool(pipeline.stages), timeout=TIMEOUT_MS)
+    assert list(pipeline.stages[-1].ids) == [15339, 1917]
+
+
+def test_vocabulary_jumps_highlight_the_window(qtbot, make_window):
+    window = make_window(["cl100k_base"], text="hello world, hello again")
+    dialog = tools_menu.open_vocabulary(window, window.panes[0])
+    qtbot.addWidget(dialog)
+    browser = dialog.browser
+    qtbot.waitUntil(lambda: not browser.busy, timeout=TIMEOUT_MS)
+    assert browser.select_token(24748)
+    browser.occurrence_list.itemClicked.emit(browser.occurrence_list.item(0))
+    assert list(window.panes[0].view.highlighted) == [3]
+
+
+def test_analysis_uses_every_pane(qtbot, make_window):
+    window = make_window(["cl100k_base", "qwen"], text="토큰은 글자가 아니다. Tokens are not characters.")
+    dialog = tools_menu.open_analysis(window)
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.analysis_finished, timeout=TIMEOUT_MS) as blocker:
+        pass
+    analysis = blocker.args[0]
+    assert [r.name for r in analysis.results] == ["cl100k_base", "qwen"]
+    assert [r.tokens for r in analysis.results] == [len(p.result.tokens) for p in window.panes]
+
+
+def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vocab):
+    from tokviz.training.extend import learn_extension, save_extension
+
+    from .conftest import wait_ready
+
+    window = make_window(["qwen"], text="我是一只猫")
+    dialog = tools_menu.open_extend(window)
+    qtbot.addWidget(dialog)
+    extension = learn_extension(vocab("qwen"), {"我是一只猫": 20, "一只猫": 100})
+    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=None)
+    dialog.extension_saved.emit(str(out))  # what Save emits; the dialog's own tests cover Save itself
+    assert len(window.panes) == 2 and window.panes[1].spec == str(out)
+    wait_ready(qtbot, window)
+    assert window.panes[1].result.ids.tolist() == [extension.merges[-1].id]
