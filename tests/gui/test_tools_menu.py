@@ -73,3 +73,23 @@ def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vo
     assert len(window.panes) == 2 and window.panes[1].spec == str(out)
     wait_ready(qtbot, window)
     assert window.panes[1].result.ids.tolist() == [extension.merges[-1].id]
+
+
+def test_context_limit_marks_every_pane(qtbot, make_window):
+    from tokviz.core.analysis import context_budget
+
+    from .conftest import wait_ready
+
+    text = "토큰은 글자가 아니다. " * 20 + "Tokens are not characters. " * 20
+    window = make_window(["cl100k_base", "qwen"], text=text)
+    window.set_context_limit(50)
+    for pane in window.panes:
+        assert pane.view.limit == 50
+        budget = context_budget(text, pane.result.tokens, 50)
+        assert f"{pane.spec}: ends at char {budget.fit_chars:,}" in window.context_summary()
+    window.set_text("short")
+    wait_ready(qtbot, window)
+    assert all(p.view.limit == 50 for p in window.panes)
+    assert "all 1 tokens fit" in window.context_summary() or "tokens fit" in window.context_summary()
+    window.set_context_limit(0)
+    assert all(p.view.limit is None for p in window.panes)

@@ -34,6 +34,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--mode", choices=("text", "ids", "both"), help="token view")
     p.add_argument("--select-char", type=int, metavar="N",
                    help="after loading, select the first pane's token covering character N")
+    p.add_argument("--context-limit", type=int, metavar="N",
+                   help="mark where a context of N tokens ends in every pane")
     p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
@@ -98,6 +100,8 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
         window.resize(int(w), int(h))
     if args.select_char is not None:
         _select_when_ready(window, args.select_char)
+    if args.context_limit:
+        window.set_context_limit(args.context_limit)
     return window
 
 

@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.options = ViewOptions()
         self.panes: list[TokenPane] = []
         self.sync_scroll = True
+        self.context_limit: int | None = None
         self._offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
         self._syncing = False
@@ -218,7 +219,33 @@ class MainWindow(QMainWindow):
         for pane in self.panes:
             pane.set_options(self.options)
 
-    def _on_pane_updated(self, _pane: TokenPane) -> None:
+    def set_context_limit(self, limit: int | None) -> None:
+        """Mark in every pane where a context of `limit` tokens ends (None or 0: no mark)."""
+        self.context_limit = limit or None
+        for pane in self.panes:
+            pane.view.set_limit(self.context_limit)
+        self.show_message(self.context_summary())
+
+    def context_summary(self) -> str:
+        """Where the limit falls in each pane: the character and the share of the text that fits."""
+        if self.context_limit is None:
+            return "no context limit"
+        text_len = len(self._offsets.text)
+        parts = []
+        for pane in self.panes:
+            if pane.result is None:
+                continue
+            tokens = pane.result.tokens
+            if len(tokens) <= self.context_limit:
+                parts.append(f"{pane.spec}: all {len(tokens):,} tokens fit")
+            else:
+                char = int(pane.result.starts[self.context_limit])
+                share = char / text_len if text_len else 1.0
+                parts.append(f"{pane.spec}: ends at char {char:,} ({share:.0%} fits)")
+        return f"limit {self.context_limit:,} tokens — " + "; ".join(parts)
+
+    def _on_pane_updated(self, pane: TokenPane) -> None:
+        pane.view.set_limit(self.context_limit)
         self._refresh_stats()
         if all(p.result is not None or p.error for p in self.panes):
             parts = [
@@ -226,7 +253,10 @@ class MainWindow(QMainWindow):
                 for p in self.panes
             ]
             chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
-            self.statusBar().showMessage(f"{chars:,} characters · " + " · ".join(parts))
+            summary = f"{chars:,} characters · " + " · ".join(parts)
+            if self.context_limit is not None:
+                summary += " · " + self.context_summary()
+            self.statusBar().showMessage(summary)
 
     def _refresh_stats(self) -> None:
         first = self.panes[0].stats() if self.panes else None

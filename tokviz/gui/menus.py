@@ -64,10 +64,22 @@ def _view_menu(w: "MainWindow") -> None:
         group.addAction(action)
         menu.addAction(action)
     menu.addSeparator()
+    menu.addAction("Context &limit…", lambda: _ask_context_limit(w))
     sync = menu.addAction("&Synchronized scrolling")
     sync.setCheckable(True)
     sync.setChecked(w.sync_scroll)
     sync.toggled.connect(lambda on: setattr(w, "sync_scroll", on))
+
+
+def _ask_context_limit(w: "MainWindow") -> None:
+    from PySide6.QtWidgets import QInputDialog
+
+    limit, ok = QInputDialog.getInt(
+        w, "Context limit", "Mark where a context of this many tokens ends in every pane (0: no mark):",
+        w.context_limit or 4096, 0, 10_000_000, 256,
+    )
+    if ok:
+        w.set_context_limit(limit)
 
 
 def _tokenizers_menu(w: "MainWindow") -> None:

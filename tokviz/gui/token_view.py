@@ -31,6 +31,8 @@ ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
+LIMIT_PEN = QPen(QColor("#dc2626"), 3.0)
+PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
 
@@ -54,6 +56,7 @@ class TokenView(QAbstractScrollArea):
         self.token_layout: TokenLayout | None = None
         self.highlighted: range = range(0)
         self.selected: int | None = None
+        self.limit: int | None = None  # a context limit in tokens: later tokens fade, a bar marks it
         self._hover: int | None = None
         self._syncing = False
         self._line_h = 0.0
@@ -234,6 +237,11 @@ class TokenView(QAbstractScrollArea):
         self.viewport().update()
         return self.highlighted
 
+    def set_limit(self, limit: int | None) -> None:
+        """Mark where a context limit of `limit` tokens falls (None: no mark)."""
+        self.limit = limit
+        self.viewport().update()
+
     def clear_highlight(self) -> None:
         self.highlighted = range(0)
         self.viewport().update()
@@ -321,6 +329,18 @@ class TokenView(QAbstractScrollArea):
                 self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
             if self.selected is not None and self.selected in rng:
                 self._paint_mark(painter, self.selected, SELECT_PEN, Qt.BrushStyle.NoBrush)
+            if self.limit is not None and self.limit < rng.stop:
+                self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
+
+    def _paint_limit(self, painter: QPainter, past: range) -> None:
+        """Fade the tokens past the limit; a red bar before the first of them."""
+        painter.setPen(Qt.PenStyle.NoPen)
+        for index in past:
+            if (rect := self.cell_rect(index)) is not None:
+                painter.fillRect(rect, PAST_LIMIT_FILL)
+        if self.limit in past and (rect := self.cell_rect(self.limit)) is not None:
+            painter.setPen(LIMIT_PEN)
+            painter.drawLine(rect.topLeft(), rect.bottomLeft())
 
     def _paint_mark(self, painter: QPainter, index: int, pen: QPen, brush) -> None:
         rect = self.cell_rect(index)
