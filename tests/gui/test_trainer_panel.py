@@ -1,0 +1,279 @@
+"""The trainer panel: real training on files written here, real widgets, no mocks.
+
+Each test points `TOKVIZ_DATA_DIR` at its own folder: a finished run saves into
+`data_dir()/trained`, and cancelled or failed runs must leave it untouched.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import time
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QThread, QTimer
+
+from tokviz.core import catalog
+from tokviz.core.tokens import display_text, hex_bytes
+from tokviz.gui import trainer_worker
+from tokviz.gui.trainer_panel import TrainerPanel, free_base, trained_dir
+from tokviz.training import vocabfile
+from tokviz.training.vocabfile import trained_tokenizer
+
+RUN_MS = 60_000
+
+TEXTS = {
+    "english.txt": "The quick brown fox jumps over the lazy dog. " * 30
+    + "Tokenizers cut text into pieces; the pieces are learned from a corpus. " * 20,
+    "korean.txt": "안녕하세요. 토큰은 문자도 단어도 아닙니다. 어휘는 말뭉치에서 배웁니다. " * 25,
+    "code/main.py": "def merge(ids, pair, idx):\n    out = []\n    for i in range(len(ids)):\n        out.append(ids[i])\n    return out\n" * 15,
+    "notes.md": "# Notes\n\n- bytes are the truth, text is a view\n- the gains shrink\n" * 20,
+}
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    for name, text in TEXTS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    (root / "image.bin").write_bytes(bytes(range(256)) * 8)  # NUL bytes: binary
+    (root / "latin1.txt").write_bytes("café déjà vu, naïve façade".encode("latin-1"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def big_corpus(tmp_path_factory) -> Path:
+    """About 7 MB of random words: counted by a pool of processes, long enough to cancel mid-run."""
+    root = tmp_path_factory.mktemp("big")
+    rng = random.Random(5)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 9))) for _ in range(20000)]
+    words += ["한국어", "데이터", "토큰"] * 10
+    for i in range(6):
+        (root / f"part{i}.txt").write_text(" ".join(rng.choices(words, k=190_000)), encoding="utf-8")
+    return root
+
+
+def make_panel(qtbot, paths, *, vocab_size: int, compare_text: str = "", **options) -> TrainerPanel:
+    panel = TrainerPanel(compare_text=compare_text)
+    qtbot.addWidget(panel)
+    panel.resize(1200, 760)
+    panel.show()
+    panel.set_paths([str(p) for p in paths])
+    panel.form.vocab_spin.setValue(vocab_size)
+    if "min_frequency" in options:
+        panel.form.min_freq_spin.setValue(options["min_frequency"])
+    if "jobs" in options:
+        panel.form.jobs_spin.setValue(options["jobs"])
+    return panel
+
+
+def run_to_end(qtbot, panel: TrainerPanel):
+    with qtbot.waitSignal(panel.run_finished, timeout=RUN_MS) as blocker:
+        blocker.connect(panel.run_failed)
+        blocker.connect(panel.run_cancelled)
+        assert panel.start()
+    assert panel.result is not None, f"the run did not finish: {blocker.args}"
+    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    return panel.result
+
+
+def descendants(pid: int) -> dict[int, str]:
+    """Live processes below `pid` (from /proc): pid -> command line."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":  # a zombie is already dead
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = {}, [pid]
+    while frontier:
+        parent = frontier.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in found:
+                try:
+                    found[child] = (Path("/proc") / str(child) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                except OSError:
+                    found[child] = "?"
+                frontier.append(child)
+    return found
+
+
+def pool_workers() -> list[int]:
+    """Counting workers: children of the forkserver the trainer's pool uses."""
+    procs = descendants(os.getpid())
+    servers = [pid for pid, cmd in procs.items() if "forkserver" in cmd]
+    return [pid for server in servers for pid in descendants(server)]
+
+
+def test_small_folder_trains_reports_skipped_saves_and_recuts(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:
+    text = "The lazy dog reads 토큰 and merge(ids, pair, idx). " * 4
+    panel = make_panel(qtbot, [small_corpus], vocab_size=700, compare_text=text)
+    ready: list[str] = []
+    panel.vocabulary_ready.connect(ready.append)
+    result = run_to_end(qtbot, panel)
+
+    assert result.corpus.files_read == len(TEXTS) and len(result.merges) > 100
+    skipped = dict(panel.skipped_rows())
+    assert skipped[str(small_corpus / "image.bin")].startswith("binary")
+    assert skipped[str(small_corpus / "latin1.txt")].startswith("not UTF-8")
+    assert panel.tabs.tabText(1) == "Skipped files (2)"
+
+    model = panel.merges_model  # the live batches add up to exactly the learned merges
+    assert model.rowCount() == len(result.merges) and model.merges == result.merges
+    table = result.token_bytes()
+    for row in (0, len(result.merges) // 2, len(result.merges) - 1):
+        cells = [model.data(model.index(row, c)) for c in range(model.columnCount())]
+        left, right, count = result.merges[row]
+        assert cells == [f"{256 + row:,}", display_text(table[left]), display_text(table[right]),
+                         display_text(table[256 + row]), hex_bytes(table[256 + row]), f"{count:,}"]
+    assert panel.corpus_curve.ys == result.corpus_tokens()
+
+    saved = trained_dir() / f"{result.name}.tiktoken"
+    assert ready == [str(saved)] and saved.is_file() and saved.with_suffix(".json").is_file()
+    loaded = catalog.load(str(saved))
+    assert loaded.encode_ids(text) == trained_tokenizer(result).encode_ids(text)
+    assert panel.trained_paths() == [str(saved)]
+    with qtbot.waitSignal(panel.vocabulary_ready) as again:
+        panel.add_selected()
+    assert again.args == [str(saved)]
+
+    # the slider: only the first k merges, counted off the GUI thread, as trained_tokenizer counts
+    recut = panel.recut
+    qtbot.waitUntil(lambda: recut.slider.maximum() == len(result.merges), timeout=5000)
+    qtbot.waitUntil(lambda: recut.tokens is not None and len(recut.curve.ys) > 3, timeout=10_000)
+    for k in (len(result.merges), len(result.merges) // 3, 0):
+        with qtbot.waitSignal(recut.counted, timeout=10_000, check_params_cb=lambda kk, n, k=k: kk == k) as got:
+            recut.set_k(k)
+        assert got.args[1] == len(trained_tokenizer(result, num_merges=k).encode(text))
+    ys = recut.curve.ys
+    assert all(a >= b for a, b in zip(ys, ys[1:])) and ys[0] == len(text.encode("utf-8"))
+
+    out = tmp_path / "elsewhere"
+    out.mkdir()
+    written = panel.save_as(out / "mine.tiktoken", hf_json=True)
+    assert sorted(p.name for p in written) == ["mine.json", "mine.tiktoken", "mine.tokenizer.json"]
+    assert free_base(trained_dir(), result.name).name == f"{result.name}-2"  # never overwrites
+
+
+def test_cancel_ends_in_cancelled_and_writes_nothing(qtbot, data_dir: Path, big_corpus: Path) -> None:
+    earlier = data_dir / "trained"
+    earlier.mkdir()
+    (earlier / "earlier.tiktoken").write_bytes(b"kept")
+    (earlier / "earlier.json").write_bytes(b"{}")
+    panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 60_000, min_frequency=1)
+    assert panel.start()
+    qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "merging"
+                    and panel.merges_model.rowCount() > 0, timeout=RUN_MS)
+    with qtbot.waitSignal(panel.run_cancelled, timeout=5000) as blocker:
+        blocker.connect(panel.run_finished)
+        blocker.connect(panel.run_failed)
+        started = time.perf_counter()
+        panel.cancel()
+    assert blocker.signal_triggered and panel.result is None
+    assert time.perf_counter() - started < 2.0  # "a fraction of a second", with room for a loaded machine
+    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    assert sorted(p.name for p in earlier.iterdir()) == ["earlier.json", "earlier.tiktoken"]
+    assert (earlier / "earlier.tiktoken").read_bytes() == b"kept"
+    assert "nothing was written" in panel.status_label.text()
+    assert panel.start_button.isEnabled() and not panel.cancel_button.isEnabled()
+
+
+def test_gui_thread_keeps_ticking_during_training(qtbot, data_dir: Path, big_corpus: Path) -> None:
+    panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 2000)
+    ticks: list[float] = []
+    timer = QTimer(interval=10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    try:
+        result = run_to_end(qtbot, panel)
+    finally:
+        timer.stop()
+    assert len(result.merges) == 2000
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert len(ticks) > 50
+    print(f"longest gap {max(gaps) * 1000:.0f} ms over {len(ticks)} ticks")
+    assert max(gaps) < 0.3, f"the GUI thread stalled for {max(gaps) * 1000:.0f} ms"
+
+
+def test_closing_mid_run_cancels_waits_and_leaves_no_processes(qtbot, data_dir: Path, big_corpus: Path) -> None:
+    before = set(multiprocessing.active_children())
+    panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 20_000, jobs=2)
+    assert panel.start()
+    controller = panel.controller
+    qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "counting"
+                    and panel.last_progress.bytes_read > 0, timeout=RUN_MS)
+    assert pool_workers(), "the corpus should be counted by worker processes"
+    started = time.perf_counter()
+    panel.close()
+    assert time.perf_counter() - started < 3.0
+    assert not panel.running and controller.thread is None and controller not in trainer_worker._LIVE
+    assert controller.outcome == "cancelled"
+    assert not [t for t in panel.findChildren(QThread) if t.isRunning()]
+    assert pool_workers() == []
+    assert set(multiprocessing.active_children()) <= before
+    assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
+
+
+def test_empty_folder_fails_with_a_message(qtbot, data_dir: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    panel = make_panel(qtbot, [empty], vocab_size=500)
+    with qtbot.waitSignal(panel.run_failed, timeout=RUN_MS) as blocker:
+        blocker.connect(panel.run_finished)
+        assert panel.start()
+    assert "no files to train on" in blocker.args[0]
+    assert panel.status_label.isVisible() and "no files to train on" in panel.status_label.text()
+    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
+
+
+def test_bad_regex_is_shown_inline_and_blocks_start(qtbot, data_dir: Path, small_corpus: Path) -> None:
+    panel = make_panel(qtbot, [small_corpus], vocab_size=500)
+    form = panel.form
+    form.set_pattern(r"(\w+")
+    assert form.pattern_edit.isVisible() and form.pattern_error.isVisible()
+    assert "does not compile" in form.pattern_error.text()
+    assert not panel.start_button.isEnabled()
+    with qtbot.waitSignal(panel.message, timeout=1000) as said:
+        assert not panel.start()
+    assert "split pattern" in said.args[0] and not panel.running
+    form.pattern_edit.setText(r"\w+|\s+|[^\w\s]+")
+    assert not form.pattern_error.isVisible() and panel.start_button.isEnabled()
+    assert form.job().pattern == r"\w+|\s+|[^\w\s]+"
+    form.set_paths([])
+    with qtbot.waitSignal(panel.message, timeout=1000) as said:
+        assert not panel.start()
+    assert "nothing to train on" in said.args[0]
+
+
+def test_saved_vocabularies_are_listed_in_a_later_session(qtbot, data_dir: Path, small_corpus: Path) -> None:
+    first = make_panel(qtbot, [small_corpus], vocab_size=400)
+    result = run_to_end(qtbot, first)
+    first.close()
+    later = TrainerPanel()  # a new session: the list comes from the data dir
+    qtbot.addWidget(later)
+    path = str(trained_dir() / f"{result.name}.tiktoken")
+    assert later.trained_paths() == [path]
+    later.trained_list.setCurrentRow(0)
+    assert later.add_button.isEnabled()
+    with qtbot.waitSignal(later.vocabulary_ready) as got:
+        later.add_button.click()
+    assert got.args == [path]
+    assert vocabfile.load_trained(path).vocab_size == result.vocab_size

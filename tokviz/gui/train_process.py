@@ -1,0 +1,88 @@
+"""Train in a child process and report back on a pipe. Qt-free (runs in the child).
+
+Why a process: the merge loop is Python code that keeps the GIL busy for seconds. In a thread of
+the GUI process every Qt-to-Python call (a paint, a model's `data()`, a timer) must win the GIL
+back from it, and those waits add up: measured, 300-700 ms stalls of the GUI thread in the test
+suite with the trainer on a `QThread`. In a child the merge loop holds the child's GIL; the
+worker thread in the GUI process waits on the pipe without holding its own.
+
+Protocol (child side in `serve_training`):
+  <- ("progress", events.Progress)   (already rate-limited by the trainer, ~50 ms)
+  <- ("finished", TrainingResult) | ("failed", message) | ("cancelled",)   exactly one, last
+  -> "cancel"   (or the pipe closing: the parent is gone) sets the trainer's cancel event
+
+The child is not a daemon (the trainer's counting pool needs children of its own) and never
+outlives its parent: a closed pipe cancels the run, and the trainer terminates its pool.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class TrainingJob:
+    """What to train on and how: `train`'s arguments, as the panel's form gives them."""
+
+    paths: tuple[str, ...]
+    vocab_size: int
+    name: str = "trained"
+    pattern: str = "cl100k"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    gitignore: bool = False
+    non_utf8: Literal["skip", "replace"] = "skip"
+    special_tokens: tuple[str, ...] = ()
+    min_frequency: int = 2
+    jobs: int | None = None
+    word_counts: str | None = None
+
+    def kwargs(self) -> dict:
+        return {
+            "vocab_size": self.vocab_size, "name": self.name, "pattern": self.pattern,
+            "include": list(self.include), "exclude": list(self.exclude), "gitignore": self.gitignore,
+            "non_utf8": self.non_utf8, "special_tokens": list(self.special_tokens),
+            "min_frequency": self.min_frequency, "jobs": self.jobs, "word_counts": self.word_counts,
+        }
+
+
+def _listen(conn, cancel: threading.Event) -> None:
+    """Set `cancel` on a "cancel" message or when the parent's end of the pipe closes."""
+    try:
+        while True:
+            if conn.recv() == "cancel":
+                break
+    except (EOFError, OSError):
+        pass
+    cancel.set()
+
+
+def serve_training(conn, job: TrainingJob) -> None:
+    """The child's main: run `train` for `job`, send progress and one terminal message."""
+    from tokviz.training.events import TrainingCancelled, TrainingError
+    from tokviz.training.trainer import train
+
+    cancel = threading.Event()
+    threading.Thread(target=_listen, args=(conn, cancel), daemon=True, name="cancel-listener").start()
+
+    def progress(event) -> None:
+        conn.send(("progress", event))
+
+    try:
+        try:
+            result = train(list(job.paths), **job.kwargs(), progress=progress, cancel=cancel)
+        except TrainingCancelled:
+            reply: tuple = ("cancelled",)
+        except TrainingError as e:
+            reply = ("failed", str(e))
+        except MemoryError:
+            reply = ("failed", "out of memory: train on fewer files or ask for a smaller vocabulary")
+        except Exception as e:  # a bug or an OS error ends the run with a message, not a hang
+            reply = ("failed", f"{type(e).__name__}: {e}")
+        else:
+            reply = ("cancelled",) if cancel.is_set() else ("finished", result)
+        conn.send(reply)
+    except (BrokenPipeError, EOFError, OSError):
+        pass  # the parent is gone: nobody to tell
