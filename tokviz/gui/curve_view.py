@@ -59,8 +59,10 @@ class CurveView(QWidget):
         self.color = QColor(color)
         self.xs: list[float] = []
         self.ys: list[float] = []
-        self.x_max: float | None = None  # the axis end when known in advance (the vocab size asked)
+        self.x_min: float | None = None  # the axis start when fixed (else the first point)
+        self.x_max: float | None = None  # the axis end when known in advance (else the last point)
         self.marker: float | None = None
+        self._x_range = (0.0, 1.0)
         self.note = ""  # a line under the title (say, the current point in words)
         self.placeholder = "no data yet"
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -129,9 +131,10 @@ class CurveView(QWidget):
         if plot.width() < 20 or plot.height() < 20:
             painter.end()
             return
-        x_lo = self.xs[0]
+        x_lo = min(self.xs[0], self.x_min) if self.x_min is not None else self.xs[0]
         x_hi = max(self.x_max or 0, self.xs[-1], x_lo + 1)
         y_hi = y_ticks[-1] or 1.0
+        self._x_range = (x_lo, x_hi)
 
         def px(x: float) -> float:
             return plot.left() + plot.width() * (x - x_lo) / (x_hi - x_lo)
@@ -185,7 +188,8 @@ class CurveView(QWidget):
         if self.marker is None:
             return
         value = self.value_at(self.marker)
-        x = px(min(max(self.marker, self.xs[0]), max(self.x_max or 0, self.xs[-1])))
+        x_lo, x_hi = self._x_range
+        x = px(min(max(self.marker, x_lo), x_hi))
         painter.setPen(QPen(QColor("#e15759"), 1, Qt.PenStyle.DashLine))
         painter.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()))
         if value is None:

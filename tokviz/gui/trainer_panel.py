@@ -245,7 +245,7 @@ class TrainerPanel(QWidget):
         self._corpus_bytes = 0
         self.merges_model.clear()
         self.corpus_curve.clear()
-        self.corpus_curve.x_max = job.vocab_size - len(job.special_tokens)
+        self.corpus_curve.x_min = 256  # the axis grows with the merges; the bar shows how far to go
         self.skipped_table.setRowCount(0)
         self.tabs.setTabText(1, "Skipped files")
         self.recut.set_result(None)
@@ -296,9 +296,10 @@ class TrainerPanel(QWidget):
         else:
             bar.setRange(0, 0)
         self.phase_label.setText(self._phase_text(p))
-        self.files_label.setText(
-            f"{p.files_read:,} files read · {p.files_skipped:,} skipped · {human_bytes(p.bytes_read)}"
-        )
+        if p.phase != "merging":  # merging events carry no file counters: keep the corpus's
+            self.files_label.setText(
+                f"{p.files_read:,} files read · {p.files_skipped:,} skipped · {human_bytes(p.bytes_read)}"
+            )
         if p.new_merges:
             view = self.merges_view
             at_end = view.verticalScrollBar().value() >= view.verticalScrollBar().maximum() - 2
@@ -366,7 +367,7 @@ class TrainerPanel(QWidget):
             return
         self.saved_path = written[0]
         self.refresh_trained(select=self.saved_path)
-        self._show(f"Saved {self.saved_path.name} in {self.saved_path.parent}; added to the comparison.")
+        self._show(f"Saved {self.saved_path.name} in {self.saved_path.parent}.")
         self.vocabulary_ready.emit(str(self.saved_path))
 
     def _on_failed(self, message: str) -> None:
