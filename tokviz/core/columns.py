@@ -12,6 +12,7 @@ from typing import Iterator, Sequence, overload
 
 import numpy as np
 
+from tokviz.core.layout import Laid, TokenInfo, gc_paused
 from tokviz.core.tokens import Token, TokenKind
 
 
@@ -37,14 +38,15 @@ def columns_from_tokens(tokens: Sequence[Token], n_bytes: int) -> EncodedColumns
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return EncodedColumns(empty, empty, empty, empty, empty, np.zeros(0, dtype=np.int32), [], n_bytes)
-    ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
-    keys = list(zip(ids, datas))
-    index_of = dict.fromkeys(keys, 0)
-    for i, key in enumerate(index_of):
-        index_of[key] = i
-    where = dict(zip(keys, range(n)))  # one token per distinct key, for its kind and piece
-    uniques = [(tokens[j].id, tokens[j].bytes, tokens[j].kind.value, tokens[j].piece) for j in where.values()]
-    key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=n)
+    with gc_paused():  # the transposed tuples hold no cycles; collections would only rescan them
+        ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
+        keys = list(zip(ids, datas))
+        index_of = dict.fromkeys(keys, 0)
+        for i, key in enumerate(index_of):
+            index_of[key] = i
+        where = dict(zip(keys, range(n)))  # one token per distinct key, for its kind and piece
+        uniques = [(tokens[j].id, tokens[j].bytes, tokens[j].kind.value, tokens[j].piece) for j in where.values()]
+        key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=n)
 
     def column(values: tuple) -> np.ndarray:
         return np.array(values, dtype=np.int64)
@@ -98,6 +100,28 @@ class TokenColumns(Sequence[Token]):
     def unique_tokens(self) -> list[Token]:
         """One representative token (spans zero) per distinct (id, bytes), in `uniques` order."""
         return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self._uniques]
+
+
+def columns_from_laid(parts: Sequence[Laid], info: TokenInfo, n_bytes: int) -> EncodedColumns:
+    """Columns from the arrays backends lay out: tokens are told apart by (id, bytes) only where a
+    token's bytes are not its id's (unknown tokens); otherwise the id alone is the key."""
+    if not parts:
+        return columns_from_tokens([], n_bytes)
+    ids = np.fromiter((i for p in parts for i in p.ids), dtype=np.int64)
+    with gc_paused():
+        datas = [d for p in parts for d in (p.datas if p.datas is not None else map(info.data.__getitem__, p.ids))]
+        keys = list(zip(ids.tolist(), datas))
+        index_of: dict = {}
+        for key in keys:
+            if key not in index_of:
+                index_of[key] = len(index_of)
+        uniques = [(i, d, info.kind[i].value, info.piece[i]) for i, d in index_of]
+        key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=len(keys))
+    return EncodedColumns(
+        ids, np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
+        np.concatenate([p.starts for p in parts]), np.concatenate([p.ends for p in parts]), key_index,
+        uniques, n_bytes,
+    )
 
 
 def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

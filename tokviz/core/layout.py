@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+from dataclasses import dataclass
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -73,6 +74,36 @@ def build_tokens(
     )
     with gc_paused():
         return list(map(tuple.__new__, itertools.repeat(Token), fields))
+
+
+@dataclass
+class Laid:
+    """One segment's tokens as arrays, before any Token object exists (spans on the whole text).
+
+    `datas` overrides the per-id bytes where a token stands for other bytes than its id's (an
+    unknown token stands for the original text it replaced)."""
+
+    ids: list[int]
+    byte_starts: np.ndarray
+    byte_ends: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    datas: list[bytes] | None = None
+
+    def to_tokens(self, info: TokenInfo) -> list[Token]:
+        return build_tokens(
+            self.ids, self.byte_starts.tolist(), self.byte_ends.tolist(), self.starts.tolist(),
+            self.ends.tolist(), info, self.datas,
+        )
+
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[Token]) -> "Laid":
+        n = len(tokens)
+
+        def column(field: int) -> np.ndarray:
+            return np.fromiter((t[field] for t in tokens), dtype=np.int64, count=n)
+
+        return cls([t.id for t in tokens], column(2), column(3), column(4), column(5), [t.bytes for t in tokens])
 
 
 def tokens_from_bytes(omap: OffsetMap, ids: Sequence[int], info: TokenInfo, *, byte_base: int = 0) -> list[Token]:

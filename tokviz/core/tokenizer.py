@@ -13,8 +13,8 @@ from typing import AbstractSet, Collection, Iterator, Literal, Mapping, Sequence
 
 import regex
 
-from tokviz.core.columns import EncodedColumns, columns_from_tokens
-from tokviz.core.layout import TokenInfo
+from tokviz.core.columns import EncodedColumns, columns_from_laid
+from tokviz.core.layout import Laid, TokenInfo
 from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
@@ -116,9 +116,19 @@ class Tokenizer(abc.ABC):
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = (),
     ) -> EncodedColumns:
-        """`encode` as columns (see `tokviz.core.columns`); backends may skip building Tokens."""
-        tokens = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return columns_from_tokens(tokens, len(self._offset_map(sanitize(text)).data))
+        """`encode` as columns (see `tokviz.core.columns`), without building Token objects."""
+        text = sanitize(text)
+        omap = self._offset_map(text)
+        parts: list[Laid] = []
+        for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
+            if special_id is None:
+                if (laid := self._lay_out_ordinary(text, start, end)) is not None:
+                    parts.append(laid)
+            else:
+                parts.append(Laid.of_tokens([self._special_token(text, start, end, special_id)]))
+        ids = [i for part in parts for i in part.ids]
+        info = self._info_for(ids)
+        return columns_from_laid(parts, info, len(omap.data))
 
     def encode_ids(self, text: str, **policy) -> list[int]:
         return [t.id for t in self.encode(text, **policy)]
@@ -157,9 +167,17 @@ class Tokenizer(abc.ABC):
 
     # -- for backends -------------------------------------------------------------------------
 
-    @abc.abstractmethod
     def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
-        """Encode `text[start:end]` with no special-token parsing; spans relative to all of `text`."""
+        """Encode `text[start:end]` with no special-token parsing; spans relative to all of `text`.
+
+        Backends override this or `_lay_out_ordinary` (arrays, no Token objects: faster)."""
+        laid = self._lay_out_ordinary(text, start, end)
+        return laid.to_tokens(self._info_for(laid.ids)) if laid is not None else []
+
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
+        """`_encode_ordinary` as arrays; None for no tokens."""
+        tokens = self._encode_ordinary(text, start, end)
+        return Laid.of_tokens(tokens) if tokens else None
 
     def _special_token(self, text: str, start: int, end: int, special_id: int) -> Token:
         omap = self._offset_map(text)

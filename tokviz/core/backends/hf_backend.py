@@ -37,9 +37,9 @@ import numpy as np
 import tokenizers
 
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
-from tokviz.core.layout import build_tokens, fill_gaps
+from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
-from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
+from tokviz.core.tokens import OffsetMap, TokenKind, kind_for_bytes
 
 
 def _nodes(config: Any) -> Iterator[dict]:
@@ -186,14 +186,14 @@ class HFTokenizer(Tokenizer):
 
     # -- encoding ---------------------------------------------------------------------------------
 
-    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         if start >= end:
-            return []
+            return None
         segment = text[start:end]
         encoding = self.tk.encode(segment, add_special_tokens=False)
         ids: list[int] = encoding.ids
         if not ids:
-            return []
+            return None
         info = self._info_for(ids)
         data_of = info.data.__getitem__
         omap = OffsetMap(segment)
@@ -217,17 +217,13 @@ class HFTokenizer(Tokenizer):
             fill_gaps(char_starts, char_ends, len(segment))
             byte_starts, byte_ends = to_byte[char_starts], to_byte[char_ends]
             unknown = self._unknown_bytes(ids, data, own_starts, own_ends, byte_starts, byte_ends)
-        byte_base = len(text[:start].encode("utf-8")) if start else 0
-        bstarts = (byte_starts + byte_base).tolist()
-        bends = (byte_ends + byte_base).tolist()
+        byte_base = self._offset_map(text).byte_offset(start)
         datas = None
         if unknown:  # the unknown token stands for the original text it replaced
             datas = list(map(data_of, ids))
             for k, replaced in unknown:
                 datas[k] = replaced
-        return build_tokens(
-            ids, bstarts, bends, (char_starts + start).tolist(), (char_ends + start).tolist(), info, datas
-        )
+        return Laid(ids, byte_starts + byte_base, byte_ends + byte_base, char_starts + start, char_ends + start, datas)
 
     def _unknown_bytes(
         self,

@@ -35,9 +35,9 @@ from typing import Iterator, Sequence
 import numpy as np
 import sentencepiece as spm
 
-from tokviz.core.layout import TokenInfo, build_tokens, fill_gaps
+from tokviz.core.layout import Laid, TokenInfo, fill_gaps
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
-from tokviz.core.tokens import Token, TokenKind, kind_for_bytes
+from tokviz.core.tokens import TokenKind, kind_for_bytes
 
 SPACE_MARK = "\u2581"  # `▁`
 
@@ -252,9 +252,9 @@ class SentencePieceTokenizer(Tokenizer):
         info = self.model_info
         return info is not None and info.normalizer_name == "identity" and not info.remove_extra_whitespaces
 
-    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         if start >= end:
-            return []
+            return None
         omap = self._offset_map(text)
         base = omap.byte_offset(start)
         data = omap.data[base : omap.byte_offset(end)]
@@ -264,18 +264,17 @@ class SentencePieceTokenizer(Tokenizer):
             laid = self._mapped_layout(segment, data)
         ids, starts, ends, unknown = laid
         if not ids:
-            return []
+            return None
         starts += base
         ends += base
-        cstarts, cends = omap.char_spans(starts, ends)
-        byte_starts, byte_ends = starts.tolist(), ends.tolist()
-        info = self._info_for(ids)
+        cstarts, cends = omap.char_span_arrays(starts, ends)
         datas = None
         if unknown:  # the unknown piece stands for the original text it replaced
+            info = self._info_for(ids)
             datas = list(map(info.data.__getitem__, ids))
             for k, replaced in unknown:
                 datas[k] = replaced
-        return build_tokens(ids, byte_starts, byte_ends, cstarts, cends, info, datas)
+        return Laid(ids, starts, ends, cstarts, cends, datas)
 
     def _fast_layout(self, segment: str, data: bytes) -> Layout | None:
         """For a model that does not normalize: the pieces' bytes are the text's bytes (after the

@@ -189,10 +189,6 @@ class TiktokenTokenizer(Tokenizer):
             id_array, byte_starts, byte_ends, starts, ends, key_index.astype(np.int32), uniques, len(omap.data)
         )
 
-    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:  # pragma: no cover
-        # `encode` above goes straight to tiktoken; this exists for the interface's sake
-        return self._lay_out(text[start:end], self.encoding.encode_ordinary(text[start:end]))
-
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
         return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))
 
