@@ -104,7 +104,10 @@ class RecutBox(QWidget):
     # -- requests ------------------------------------------------------------------------------
     def _ensure_worker(self) -> RecutWorker:
         if self._worker is None:
-            self._worker = RecutWorker(self)
+            # no parent: the daemon thread holds the worker until its job is done, so it is never
+            # deleted by the GUI thread while that thread emits from it
+            self._worker = RecutWorker()
+            self.destroyed.connect(self._worker.close)  # a box deleted without shutdown()
             self._worker.counted.connect(self._on_counted)
             self._worker.curve.connect(self._on_curve)
             self._worker.failed.connect(self._on_failed)

@@ -255,11 +255,13 @@ class TrainerController(QObject):
         self._release()
 
     def _release(self) -> None:
-        thread, worker = self.thread, self.worker
+        thread = self.thread
         if thread is None:
             return
+        # `finished` is emitted from the ending thread, which then deletes the worker (deleteLater)
+        # and exits: wait for that before the last references go, or both threads delete it
+        thread.wait()
         self.thread = self.worker = None
-        del worker  # deleted by the thread's finished -> deleteLater
         thread.deleteLater()
         _LIVE.discard(self)
         self.ended.emit(self.outcome or "cancelled")
