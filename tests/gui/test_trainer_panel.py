@@ -6,6 +6,7 @@ Each test points `TOKVIZ_DATA_DIR` at its own folder: a finished run saves into
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import random
@@ -19,6 +20,7 @@ from tokviz.core import catalog
 from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui import trainer_worker
 from tokviz.gui.trainer_panel import TrainerPanel, free_base, trained_dir
+from tokviz.gui.trainer_worker import TrainerWorker, TrainingJob
 from tokviz.training import vocabfile
 from tokviz.training.vocabfile import trained_tokenizer
 
@@ -163,7 +165,7 @@ def test_small_folder_trains_reports_skipped_saves_and_recuts(qtbot, data_dir: P
             recut.set_k(k)
         assert got.args[1] == len(trained_tokenizer(result, num_merges=k).encode(text))
     ys = recut.curve.ys
-    assert all(a >= b for a, b in zip(ys, ys[1:])) and ys[0] == len(text.encode("utf-8"))
+    assert all(a >= b for a, b in itertools.pairwise(ys)) and ys[0] == len(text.encode("utf-8"))
 
     out = tmp_path / "elsewhere"
     out.mkdir()
@@ -206,7 +208,7 @@ def test_gui_thread_keeps_ticking_during_training(qtbot, data_dir: Path, big_cor
     finally:
         timer.stop()
     assert len(result.merges) == 2000
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    gaps = [b - a for a, b in itertools.pairwise(ticks)]
     assert len(ticks) > 50
     print(f"longest gap {max(gaps) * 1000:.0f} ms over {len(ticks)} ticks")
     assert max(gaps) < 0.3, f"the GUI thread stalled for {max(gaps) * 1000:.0f} ms"
@@ -277,3 +279,24 @@ def test_saved_vocabularies_are_listed_in_a_later_session(qtbot, data_dir: Path,
         later.add_button.click()
     assert got.args == [path]
     assert vocabfile.load_trained(path).vocab_size == result.vocab_size
+
+
+def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:
+    def run(job: TrainingJob, *, cancel_first: bool = False) -> list[str]:
+        worker = TrainerWorker()
+        ends: list[str] = []
+        worker.finished.connect(lambda _r: ends.append("finished"))
+        worker.failed.connect(lambda _m: ends.append("failed"))
+        worker.cancelled.connect(lambda: ends.append("cancelled"))
+        if cancel_first:
+            worker.cancel()
+        worker.run(job)  # synchronously, on this thread: the signals arrive directly
+        return ends
+
+    job = TrainingJob(paths=(str(small_corpus),), vocab_size=300)
+    assert run(job) == ["finished"]
+    assert run(job, cancel_first=True) == ["cancelled"]
+    (tmp_path / "void").mkdir()
+    assert run(TrainingJob(paths=(str(tmp_path / "void"),), vocab_size=300)) == ["failed"]
+    assert run(TrainingJob(paths=(str(small_corpus),), vocab_size=300, pattern="(")) == ["failed"]
+    assert not (data_dir / "trained").exists()  # the worker itself never writes

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPen
@@ -20,8 +20,11 @@ from tokviz.gui.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR
 
 
 def compact(value: float) -> str:
-    """>>> compact(1234), compact(2_500_000), compact(12)
-    ('1.2k', '2.5M', '12')"""
+    """A short axis label.
+
+    >>> compact(1234), compact(2_500_000), compact(12)
+    ('1.2k', '2.5M', '12')
+    """
     for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= limit:
             text = f"{value / limit:.1f}".rstrip("0").rstrip(".")
@@ -94,11 +97,11 @@ class CurveView(QWidget):
         i = bisect.bisect_right(self.xs, x) - 1
         return self.ys[i] if i >= 0 else None
 
-    def sizeHint(self) -> QSize:  # noqa: N802
+    def sizeHint(self) -> QSize:
         return QSize(420, 240)
 
     # -- drawing -----------------------------------------------------------------------------
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+    def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.rect(), QColor("#ffffff"))

@@ -22,9 +22,26 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QDialog, QFileDialog, QGroupBox, QHBoxLayout, QHeaderView, QLabel,
-    QListWidget, QListWidgetItem, QProgressBar, QPushButton, QScrollArea, QSplitter, QTableView,
-    QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.core import catalog
@@ -56,8 +73,11 @@ def free_base(folder: Path, name: str) -> Path:
 
 
 def human_bytes(n: float) -> str:
-    """>>> human_bytes(1536), human_bytes(12_345_678)
-    ('1.5 KB', '11.8 MB')"""
+    """A byte count for people.
+
+    >>> human_bytes(1536), human_bytes(12_345_678)
+    ('1.5 KB', '11.8 MB')
+    """
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -277,7 +297,7 @@ class TrainerPanel(QWidget):
         self.recut.shutdown()
         self._update_buttons()
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()
         super().closeEvent(event)
 
@@ -501,6 +521,6 @@ class TrainerDialog(QDialog):
         self.panel.shutdown()
         super().done(result)
 
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.panel.shutdown()
         super().closeEvent(event)

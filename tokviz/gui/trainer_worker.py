@@ -34,7 +34,7 @@ from tokviz.training.events import Progress
 from tokviz.training.trainer import TrainingResult
 from tokviz.training.vocabfile import trained_tokenizer
 
-__all__ = ["TrainingJob", "TrainerProgress", "TrainerWorker", "TrainerController", "RecutWorker"]
+__all__ = ["RecutWorker", "TrainerController", "TrainerProgress", "TrainerWorker", "TrainingJob"]
 
 THROTTLE_S = 0.05  # at most one progress signal per 50 ms (a phase change and the last flush excepted)
 POLL_S = 0.05  # how often the waiting worker looks at its cancel flag and the child's health
@@ -169,7 +169,7 @@ class TrainerWorker(QObject):
         ))
 
 
-_LIVE: set["TrainerController"] = set()  # controllers whose thread still runs
+_LIVE: set[TrainerController] = set()  # controllers whose thread still runs
 
 
 class TrainerController(QObject):
