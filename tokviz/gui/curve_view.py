@@ -65,6 +65,7 @@ class CurveView(QWidget):
         self.x_min: float | None = None  # the axis start when fixed (else the first point)
         self.x_max: float | None = None  # the axis end when known in advance (else the last point)
         self.marker: float | None = None
+        self.marker_value: float | None = None  # an exact y at the marker (else read off the curve)
         self._x_range = (0.0, 1.0)
         self.note = ""  # a line under the title (say, the current point in words)
         self.placeholder = "no data yet"
@@ -85,11 +86,11 @@ class CurveView(QWidget):
         self.update()
 
     def clear(self) -> None:
-        self.xs, self.ys, self.marker, self.note = [], [], None, ""
+        self.xs, self.ys, self.marker, self.marker_value, self.note = [], [], None, None, ""
         self.update()
 
-    def set_marker(self, x: float | None) -> None:
-        self.marker = x
+    def set_marker(self, x: float | None, value: float | None = None) -> None:
+        self.marker, self.marker_value = x, value
         self.update()
 
     def value_at(self, x: float) -> float | None:
@@ -190,7 +191,7 @@ class CurveView(QWidget):
     def _draw_marker(self, painter: QPainter, plot: QRectF, px, py) -> None:
         if self.marker is None:
             return
-        value = self.value_at(self.marker)
+        value = self.marker_value if self.marker_value is not None else self.value_at(self.marker)
         x_lo, x_hi = self._x_range
         x = px(min(max(self.marker, x_lo), x_hi))
         painter.setPen(QPen(QColor("#e15759"), 1, Qt.PenStyle.DashLine))
@@ -200,7 +201,7 @@ class CurveView(QWidget):
         y = py(value)
         painter.setBrush(QColor("#e15759"))
         painter.drawEllipse(QPointF(x, y), 3.5, 3.5)
-        text = f"{compact(self.marker)}: {value:,.0f}"
+        text = f"{self.marker:,.0f}: {value:,.0f}"
         fm = painter.fontMetrics()
         w = fm.horizontalAdvance(text) + 8
         left = x + 6 if x + 6 + w < plot.right() else x - 6 - w

@@ -175,6 +175,7 @@ class TrainerPanel(QWidget):
         self.skipped_table = QTableWidget(0, 2)
         self.skipped_table.setHorizontalHeaderLabels(["file", "reason"])
         self.skipped_table.verticalHeader().hide()
+        self.skipped_table.verticalHeader().setDefaultSectionSize(20)
         self.skipped_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.skipped_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.skipped_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)

@@ -141,6 +141,7 @@ class RecutBox(QWidget):
         if gen != self._gen or k != self.slider.value():
             return
         self.k, self.tokens = k, tokens
+        self.curve.set_marker(256 + k, tokens)
         n_chars = max(len(self._text), 1)
         full = self.curve.ys[-1] if self.curve.ys else None
         text = (f"k = {k:,} merges (vocabulary {256 + k:,}): <b>{tokens:,} tokens</b> "
@@ -154,7 +155,8 @@ class RecutBox(QWidget):
         if self.result is None or gen != self._curve_gen:  # a result or text newer than this curve
             return
         self.curve.set_points([256 + k for k in ks], counts)
-        self.curve.set_marker(256 + self.slider.value())
+        k = self.slider.value()
+        self.curve.set_marker(256 + k, self.tokens if self.k == k else None)
         self.curve.note = _halves_note(ks, counts)
         self.curve_ready.emit()
 
