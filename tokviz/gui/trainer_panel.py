@@ -26,12 +26,9 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QFileDialog,
-    QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -44,9 +41,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.core import catalog
 from tokviz.gui.curve_view import CurveView, compact
 from tokviz.gui.merge_table import MergeTableModel
+from tokviz.gui.trained_list import TrainedList, free_base, human_bytes, trained_dir
 from tokviz.gui.trainer_form import TrainerForm
 from tokviz.gui.trainer_recut import RecutBox
 from tokviz.gui.trainer_worker import TrainerController, TrainerProgress
@@ -54,35 +51,7 @@ from tokviz.training import vocabfile
 from tokviz.training.events import TrainingError
 from tokviz.training.trainer import TrainingResult
 
-TRAINED_DIR = "trained"
 _PHASES = {"scanning": "Scanning", "counting": "Counting", "merging": "Merging"}
-
-
-def trained_dir() -> Path:
-    """Where finished runs are saved, and listed from: `data_dir()/trained`."""
-    return catalog.data_dir() / TRAINED_DIR
-
-
-def free_base(folder: Path, name: str) -> Path:
-    """`folder/name`, or `name-2`, `name-3`… so no earlier vocabulary is overwritten."""
-    base, n = folder / name, 1
-    while any(p.exists() for p in vocabfile.output_paths(base)[:2]):
-        n += 1
-        base = folder / f"{name}-{n}"
-    return base
-
-
-def human_bytes(n: float) -> str:
-    """A byte count for people.
-
-    >>> human_bytes(1536), human_bytes(12_345_678)
-    ('1.5 KB', '11.8 MB')
-    """
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GB"
 
 
 def human_seconds(s: float | None) -> str:
@@ -112,7 +81,6 @@ class TrainerPanel(QWidget):
         self._corpus_bytes = 0
         self._build()
         self.recut.set_text(compare_text)
-        self.refresh_trained()
         app = QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -125,7 +93,10 @@ class TrainerPanel(QWidget):
         left_col = QVBoxLayout(left)
         left_col.setContentsMargins(0, 0, 4, 0)
         left_col.addWidget(self.form)
-        left_col.addWidget(self._trained_box(), 1)
+        self.trained = TrainedList()
+        self.trained.vocabulary_ready.connect(self.vocabulary_ready)
+        self.trained_list, self.add_button = self.trained.list, self.trained.add_button
+        left_col.addWidget(self.trained, 1)
         scroll = QScrollArea(widgetResizable=True)
         scroll.setWidget(left)
         scroll.setMinimumWidth(330)
@@ -216,27 +187,6 @@ class TrainerPanel(QWidget):
         label = QLabel(f"<b>{title}</b>")
         col.addWidget(label)
         col.addWidget(widget)
-        return box
-
-    def _trained_box(self) -> QGroupBox:
-        box = QGroupBox("Trained vocabularies")
-        col = QVBoxLayout(box)
-        self.trained_list = QListWidget()
-        self.trained_list.setMinimumHeight(80)
-        self.trained_list.itemDoubleClicked.connect(lambda _item: self.add_selected())
-        self.trained_list.currentItemChanged.connect(self._on_trained_selected)
-        col.addWidget(self.trained_list)
-        self.trained_details = QLabel(wordWrap=True, objectName="mutedLabel")
-        self.trained_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        col.addWidget(self.trained_details)
-        row = QHBoxLayout()
-        self.add_button = QPushButton("Add to comparison")
-        self.add_button.clicked.connect(self.add_selected)
-        refresh = QPushButton("Refresh")
-        refresh.clicked.connect(self.refresh_trained)
-        row.addWidget(self.add_button)
-        row.addWidget(refresh)
-        col.addLayout(row)
         return box
 
     # -- public API --------------------------------------------------------------------------
@@ -449,35 +399,13 @@ class TrainerPanel(QWidget):
             self._show("Saved " + ", ".join(p.name for p in written) + f" in {written[0].parent}.")
 
     def refresh_trained(self, select: Path | None = None) -> None:
-        """List `data_dir()/trained/*.tiktoken` that have a sidecar, newest first."""
-        self.trained_list.clear()
-        folder = trained_dir()
-        found = []
-        if folder.is_dir():
-            for p in folder.glob("*.tiktoken"):
-                if p.with_suffix(".json").is_file():
-                    found.append((p.stat().st_mtime, p))
-        for _, p in sorted(found, reverse=True):
-            item = QListWidgetItem(p.stem)
-            item.setData(Qt.ItemDataRole.UserRole, str(p))
-            item.setToolTip(str(p))
-            self.trained_list.addItem(item)
-            if select is not None and p == select:
-                self.trained_list.setCurrentItem(item)
-        self._update_buttons()
-
-    def _on_trained_selected(self, item: QListWidgetItem | None, _previous=None) -> None:
-        # the sidecar holds every merge: read it for the selected entry only, not for the list
-        self.trained_details.setText(_describe(Path(item.data(Qt.ItemDataRole.UserRole))) if item else "")
-        self._update_buttons()
+        self.trained.refresh(select)
 
     def trained_paths(self) -> list[str]:
-        return [self.trained_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.trained_list.count())]
+        return self.trained.paths()
 
     def add_selected(self) -> None:
-        item = self.trained_list.currentItem()
-        if item is not None:
-            self.vocabulary_ready.emit(item.data(Qt.ItemDataRole.UserRole))
+        self.trained.add_selected()
 
     # -- helpers -----------------------------------------------------------------------------
     def _show(self, text: str, *, error: bool = False) -> None:
@@ -492,18 +420,6 @@ class TrainerPanel(QWidget):
         self.cancel_button.setEnabled(running)
         self.save_button.setEnabled(not running and self.result is not None)
         self.form.set_running(running)
-        self.add_button.setEnabled(self.trained_list.currentItem() is not None)
-
-
-def _describe(path: Path) -> str:
-    try:
-        meta = vocabfile.read_sidecar(path.with_suffix(".json"))
-    except Exception as e:
-        return f"{path}\n(sidecar unreadable: {e})"
-    corpus = meta.get("corpus", {})
-    return (f"{path.name}: vocabulary {meta.get('vocab_size', '?')} · pattern "
-            f"{meta.get('pattern_preset') or 'custom'} · {corpus.get('files_read', '?')} files, "
-            f"{human_bytes(corpus.get('bytes', 0))}")
 
 
 class TrainerDialog(QDialog):
