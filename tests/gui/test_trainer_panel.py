@@ -300,3 +300,25 @@ def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Pa
     assert run(TrainingJob(paths=(str(tmp_path / "void"),), vocab_size=300)) == ["failed"]
     assert run(TrainingJob(paths=(str(small_corpus),), vocab_size=300, pattern="(")) == ["failed"]
     assert not (data_dir / "trained").exists()  # the worker itself never writes
+
+
+def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir: Path, big_corpus: Path, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+
+    from tokviz.gui import tools_menu
+    from tokviz.gui.app import build_window
+
+    window = build_window(specs=["tokviz-samples"], text="hello", restore=False,
+                          settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    window.show()
+    panel = tools_menu.open_trainer(window).panel
+    panel.set_paths([str(big_corpus)])
+    panel.form.vocab_spin.setValue(256 + 20_000)
+    assert panel.start()
+    controller = panel.controller
+    qtbot.waitUntil(lambda: panel.last_progress is not None, timeout=RUN_MS)
+    window.close()
+    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    assert controller.outcome == "cancelled"
+    assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QMainWindow, QSplitter, QTextEdit, QVBoxLayout, QWidget,
+    QDialog, QFileDialog, QHBoxLayout, QMainWindow, QSplitter, QTextEdit, QVBoxLayout, QWidget,
 )
 
 from tokviz.core import catalog
@@ -390,8 +390,11 @@ class MainWindow(QMainWindow):
         s.sync()
 
     def shutdown(self) -> None:
-        """Stop every worker thread (idempotent)."""
+        """Stop every worker thread (idempotent), and close the tool windows (the trainer cancels
+        and waits for its run) so none outlives the window."""
         self.fetch_bar.stop()
+        for dialog in self.findChildren(QDialog):
+            dialog.close()
         for pane in self.panes:
             pane.shutdown()
 
