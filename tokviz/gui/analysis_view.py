@@ -16,7 +16,6 @@ import dataclasses
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
@@ -26,42 +25,14 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from tokviz.core import catalog
 from tokviz.core.analysis import (
     DEFAULT_CHARS_PER_TOKEN, Analysis, AnalysisCancelled, InflationRow, StatsOptions, analyze_paths,
     analyze_text, format_inflation, stats_rows, to_csv, to_json, truncate_to_tokens,
 )
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.gui.charts import BarChart, scripts_model, tokens_model
+from tokviz.gui.background import load_tokenizer, stopper
 from tokviz.gui.theme import icon
-
-_CACHE: dict[str, Tokenizer] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def load_tokenizer(spec: str) -> Tokenizer:
-    """`catalog.load(spec)`, cached for catalog names (a file may change between runs)."""
-    if catalog.find(spec) is None:
-        return catalog.load(spec)
-    with _CACHE_LOCK:
-        if spec not in _CACHE:
-            _CACHE[spec] = catalog.load(spec)
-        return _CACHE[spec]
-
-
-def _stopper(thread: QThread, jobs: dict) -> Callable[[], None]:
-    """A function that cancels `jobs`, stops `thread` and waits for it; it holds no dialog, so it
-    can run when the dialog is being destroyed (a parent window closing) or the application quits."""
-
-    def stop() -> None:
-        for job in list(jobs.values()):
-            job.cancel.set()
-        if thread.isRunning():
-            thread.quit()
-            thread.wait()
-
-    return stop
-
 
 # -- the worker ------------------------------------------------------------------------------------
 
@@ -223,7 +194,7 @@ class AnalysisDialog(QDialog):
         # no Qt parent: a parent window deleting this dialog must not delete a running thread
         self._thread = QThread()
         self._thread.setObjectName("tokviz-analysis")
-        stop = _stopper(self._thread, self._jobs)
+        stop = stopper(self._thread, self._jobs)
         self.destroyed.connect(stop)
         QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = AnalysisWorker()
@@ -672,7 +643,7 @@ class AnalysisDialog(QDialog):
             job.cancel.set()
         self._set_busy(False)
         self._submit.disconnect(self.worker.run)
-        _stopper(self._thread, self._jobs)()
+        stopper(self._thread, self._jobs)()
         self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

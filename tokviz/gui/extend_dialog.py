@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.tokens import hex_bytes
-from tokviz.gui.analysis_view import _stopper, load_tokenizer
+from tokviz.gui.background import load_tokenizer, stopper
 from tokviz.gui.theme import icon
 from tokviz.training.extend import (
     Extension, ExtensionError, learn_extension, read_word_list, save_extension,
@@ -163,7 +163,7 @@ class ExtendDialog(QDialog):
         # no Qt parent: a parent window deleting this dialog must not delete a running thread
         self._thread = QThread()
         self._thread.setObjectName("tokviz-extend")
-        stop = _stopper(self._thread, self._jobs)
+        stop = stopper(self._thread, self._jobs)
         self.destroyed.connect(stop)
         QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = ExtendWorker()
@@ -439,7 +439,7 @@ class ExtendDialog(QDialog):
             job.cancel.set()
         self.learn_button.setEnabled(True)
         self._submit.disconnect(self.worker.run)
-        _stopper(self._thread, self._jobs)()
+        stopper(self._thread, self._jobs)()
         self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

@@ -29,9 +29,8 @@ from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.replay_view import Chip, ChipFlow, scrolled
 from tokviz.gui.theme import token_colors
-from tokviz.gui.vocab_browser import (
-    BackgroundCall, busy_page, error_label, plain_text_labels,
-)
+from tokviz.gui.background import BackgroundCall
+from tokviz.gui.widgets import busy_page, error_label, plain_text_labels
 
 MAX_CHARS = 20_000  # a longer text is cut, with a message
 MAX_TEXT_SHOWN = 4_000  # characters of a text stage shown in its box

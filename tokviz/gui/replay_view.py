@@ -38,7 +38,8 @@ from tokviz.core.replay import (
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 from tokviz.gui.theme import token_colors
-from tokviz.gui.vocab_browser import BackgroundCall, busy_page, plain_text_labels
+from tokviz.gui.background import BackgroundCall
+from tokviz.gui.widgets import busy_page, plain_text_labels
 
 MAX_CHARS = 5_000  # a longer selection is cut, with a message
 SYNC_CHARS = 2_000  # up to this many characters a given tokenizer replays in the GUI thread

@@ -16,19 +16,17 @@ This module does not tokenize in the GUI thread and does not edit vocabularies.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel, QCoreApplication, QModelIndex, QObject, QPersistentModelIndex, Qt, QThread, QTimer,
-    Signal, Slot,
+    QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer,
+    Signal,
 )
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QFormLayout, QFrame, QHBoxLayout, QHeaderView,
-    QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
+    QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox, QSplitter,
     QStackedWidget, QTableView, QVBoxLayout, QWidget,
 )
 
@@ -38,7 +36,9 @@ from tokviz.core.tokens import Token, TokenKind
 from tokviz.core.vocabulary import (
     COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
 )
+from tokviz.gui.background import BackgroundCall
 from tokviz.gui.theme import token_colors
+from tokviz.gui.widgets import busy_page, error_label, plain_text_labels
 
 DEBOUNCE_MS = 150
 MAX_OFFSETS_SHOWN = 500
@@ -46,120 +46,6 @@ ROW_HEIGHT_PAD = 6
 
 
 # -- background work ------------------------------------------------------------------------------
-
-
-class _CallWorker(QObject):
-    finished = Signal(object)
-    failed = Signal(str)
-    cancelled = Signal()
-
-    def __init__(self, fn: Callable[[], Any], stop: threading.Event) -> None:
-        super().__init__()
-        self._fn = fn
-        self._stop = stop
-
-    @Slot()
-    def run(self) -> None:
-        try:
-            result = self._fn()
-        except Exception as e:  # noqa: BLE001 (the boundary: every error becomes a message)
-            if self._stop.is_set():
-                self.cancelled.emit()
-            else:
-                self.failed.emit(str(e) or type(e).__name__)
-            return
-        if self._stop.is_set():
-            self.cancelled.emit()
-        else:
-            self.finished.emit(result)
-
-
-_RUNNING: set[BackgroundCall] = set()  # a running QThread that is garbage-collected aborts the process
-
-
-class BackgroundCall(QObject):
-    """Run `fn()` on its own QThread; each run ends in exactly one of finished / failed / cancelled.
-
-    `cancel()` is a plain method (a queued slot would run only after `fn` returns): the function
-    cannot be interrupted, but its result is dropped and `cancelled` is emitted instead. The call
-    keeps itself alive until its thread has finished.
-
-    >>> call = BackgroundCall(lambda: catalog.load("qwen"))  # doctest: +SKIP
-    >>> call.finished.connect(on_loaded); call.start()  # doctest: +SKIP
-    """
-
-    finished = Signal(object)
-    failed = Signal(str)
-    cancelled = Signal()
-
-    def __init__(self, fn: Callable[[], Any]) -> None:
-        super().__init__()
-        self._stop = threading.Event()
-        self._thread = QThread()
-        self._worker = _CallWorker(fn, self._stop)
-        self._worker.moveToThread(self._thread)
-        self._thread.started.connect(self._worker.run)
-        for own, theirs in (
-            (self.finished, self._worker.finished), (self.failed, self._worker.failed),
-            (self.cancelled, self._worker.cancelled),
-        ):
-            theirs.connect(own)
-            theirs.connect(self._thread.quit)
-        self._thread.finished.connect(self._release)
-
-    def start(self) -> None:
-        _RUNNING.add(self)
-        app = QCoreApplication.instance()
-        if app is not None:  # a QThread still running when the interpreter exits aborts it
-            app.aboutToQuit.connect(self.shutdown)
-        self._thread.start()
-
-    def cancel(self) -> None:
-        self._stop.set()
-
-    def is_running(self) -> bool:
-        return self._thread.isRunning()
-
-    def shutdown(self) -> None:
-        """Cancel and wait for the thread (the owner is closing)."""
-        self.cancel()
-        self._thread.quit()
-        self._thread.wait()
-
-    def _release(self) -> None:
-        # QThread.finished is emitted from the thread just before it exits: wait for the exit, or
-        # dropping the last reference here could destroy a QThread that still runs (an abort)
-        self._thread.wait()
-        _RUNNING.discard(self)
-
-
-def plain_text_labels(widget: QWidget, *, rich: Sequence[QLabel] = ()) -> None:
-    """Show every label under `widget` as plain text: pieces like `<s>` or `<0xE6>` are data, and
-    QLabel's rich-text guess would render `<s>` as strike-through."""
-    for label in widget.findChildren(QLabel):
-        if label not in rich:
-            label.setTextFormat(Qt.TextFormat.PlainText)
-
-
-def error_label(text: str = "") -> QLabel:
-    label = QLabel(text, objectName="warningLabel", wordWrap=True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    return label
-
-
-def busy_page(text: str) -> QWidget:
-    """A centred busy indicator (an indeterminate progress bar) with a caption."""
-    page = QWidget()
-    layout = QVBoxLayout(page)
-    layout.addStretch(1)
-    caption = QLabel(text, alignment=Qt.AlignmentFlag.AlignCenter)
-    bar = QProgressBar()
-    bar.setRange(0, 0)
-    bar.setMaximumWidth(320)
-    layout.addWidget(caption)
-    layout.addWidget(bar, 0, Qt.AlignmentFlag.AlignHCenter)
-    layout.addStretch(2)
-    return page
 
 
 # -- the model ------------------------------------------------------------------------------------
