@@ -142,3 +142,11 @@ def test_corrupt_rank_files_name_the_file_and_line(tmp_path, content, message):
 def test_bad_pattern_is_a_clear_error():
     with pytest.raises(TokenizerError, match="cannot build tokenizer"):
         TiktokenTokenizer.from_ranks("x", {bytes([b]): b for b in range(256)}, pattern="(unclosed")
+
+
+def test_pattern_constants_are_tiktokens(tiktoken_cache):
+    from tokviz.core.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+
+    assert tiktoken.get_encoding("cl100k_base")._pat_str == CL100K_PATTERN
+    assert tiktoken.get_encoding("o200k_base")._pat_str == O200K_PATTERN
+    assert tiktoken.get_encoding("r50k_base")._pat_str == GPT2_PATTERN

@@ -17,6 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from tokviz.core.patterns import CL100K_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 
 SIDECAR_FORMAT = "tokviz-bpe"
@@ -277,12 +278,6 @@ def sniff_format(path: Path) -> str:
         f"{path}: unknown vocabulary format (expected a .tiktoken rank file, a SentencePiece .model "
         f"or a tokenizer.json)"
     )
-
-
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
-    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
 
 
 def _load_file(

@@ -235,7 +235,7 @@ _PATTERNS: dict[str, regex.Pattern] = {}
 def split_chunks(pattern: str, text: str) -> list[tuple[int, int]]:
     """Character spans of the split regex's matches (tiktoken's pre-tokenization).
 
-    >>> from tokviz.core.catalog import CL100K_PATTERN
+    >>> from tokviz.core.patterns import CL100K_PATTERN
     >>> [("hello world"[a:b]) for a, b in split_chunks(CL100K_PATTERN, "hello world")]
     ['hello', ' world']
     """
