@@ -27,6 +27,6 @@ fi
 
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=69" wheel
+.venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=77" wheel
 extras=""; [ "$MODE" = test ] && extras="[test]"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"

@@ -76,3 +76,19 @@ def test_run_reports_a_missing_file(capsys) -> None:
 def test_command_line_options() -> None:
     args = parse_args(["--sample", "mixed", "-t", "cl100k_base", "-t", "qwen", "--policy", "all"])
     assert args.sample == "mixed" and args.tokenizers == ["cl100k_base", "qwen"] and args.policy == "all"
+
+
+def test_a_first_start_shows_a_sample_and_a_remembered_empty_text_stays_empty(qtbot, settings):
+    from tokviz.core.resources import sample_text
+    from tokviz.gui.app import build_window
+
+    first = build_window(specs=["tokviz-samples"], settings=settings)
+    qtbot.addWidget(first)
+    assert first.text() == sample_text("mixed.txt")
+    first.set_text("")
+    first.save_settings()
+    again = build_window(specs=["tokviz-samples"], settings=settings)
+    qtbot.addWidget(again)
+    assert again.text() == ""
+    for window in (first, again):
+        window.shutdown()

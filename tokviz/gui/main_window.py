@@ -85,7 +85,10 @@ class MainWindow(QMainWindow):
         if not specs and missing_preferred():  # a fresh machine: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
-        self.set_text(text if text is not None else saved.get("text", ""))
+        if text is None and "text" not in saved:  # a first start: something to look at at once
+            self.load_sample("mixed")
+        else:
+            self.set_text(text if text is not None else saved["text"])
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -375,7 +378,10 @@ class MainWindow(QMainWindow):
         panes = [panes] if isinstance(panes, str) else list(panes or [])
         policies = s.value("panes/policies", [])
         policies = [policies] if isinstance(policies, str) else list(policies or [])
-        return {"panes": panes, "policies": policies, "text": s.value("input/text", "") or ""}
+        restored = {"panes": panes, "policies": policies}
+        if s.contains("input/text"):
+            restored["text"] = s.value("input/text", "") or ""
+        return restored
 
     def save_settings(self) -> None:
         s = self.settings
