@@ -40,9 +40,7 @@ import regex
 
 from tokviz.core.backends.sentencepiece_backend import (
     _BYTE,
-    _CONTROL,
     _NORMAL,
-    _UNKNOWN,
     _UNUSED,
     _USER_DEFINED,
     read_model_info,
@@ -360,11 +358,7 @@ class _SpModel:
     def read(cls, tokenizer: Tokenizer) -> _SpModel:
         sp = tokenizer.sp  # type: ignore[attr-defined]
         size = sp.get_piece_size()
-        info = getattr(tokenizer, "model_info", None)
-        if info is not None:
-            types = list(info.piece_types)
-        else:
-            types = [_piece_type(sp, tokenizer, i) for i in range(size)]
+        types = [tokenizer.piece_type(i) for i in range(size)]  # type: ignore[attr-defined]
         pieces, scores, user, unused, byte_ids = {}, {}, [], set(), {}
         for i, kind in enumerate(types):
             piece = sp.id_to_piece(i)
@@ -382,18 +376,6 @@ class _SpModel:
             alternatives = sorted(user, key=len, reverse=True)
             matcher = regex.compile("|".join(regex.escape(u) for u in alternatives))
         return cls(pieces, scores, frozenset(unused), matcher, byte_ids or None, sp.unk_id())
-
-
-def _piece_type(sp, tokenizer: Tokenizer, i: int) -> int:
-    if sp.is_control(i):
-        return _CONTROL
-    if sp.is_unknown(i):
-        return _UNKNOWN
-    if sp.is_byte(i):
-        return _BYTE
-    if sp.is_unused(i):
-        return _UNUSED
-    return _USER_DEFINED if i in tokenizer.special_tokens.values() else _NORMAL
 
 
 _SP_MODELS: weakref.WeakKeyDictionary[Tokenizer, _SpModel] = weakref.WeakKeyDictionary()

@@ -13,7 +13,6 @@ can add `path` as a pane spec. Bad input is a message in the dialog and nothing 
 from __future__ import annotations
 
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,37 +32,15 @@ from tokviz.gui.theme import icon
 from tokviz.training.extend import (
     Extension, ExtensionError, learn_extension, read_word_list, save_extension,
 )
+from tokviz.training.extend import parse_words as parse_core_words
 
 EXAMPLE = "我是一只猫\t20\n你是一只猫\t10\n一只猫 100"
 COLUMNS = ("Id", "Left", "Right", "Result", "Hex", "Frequency")
 
 
 def parse_words(text: str) -> dict[str, int]:
-    """Typed words: `word<TAB>frequency`, or `word frequency` split at the last run of spaces (a
-    word may contain spaces). Words are NFC-normalised; a repeated word's frequencies add up.
-
-    >>> parse_words("一只猫\\t100\\n夸张的 比喻手法 20\\n一只猫 1")
-    {'一只猫': 101, '夸张的 比喻手法': 20}
-    """
-    words: dict[str, int] = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        parts = line.split("\t") if "\t" in line else line.rstrip().rsplit(None, 1)
-        if len(parts) != 2 or not parts[0].strip():
-            raise ExtensionError(f"line {lineno} is not 'word<TAB>frequency' (or 'word frequency'): {line!r}")
-        word, freq = parts
-        try:
-            frequency = int(freq)
-        except ValueError:
-            raise ExtensionError(f"line {lineno}: frequency {freq!r} is not a whole number") from None
-        if frequency <= 0:
-            raise ExtensionError(f"line {lineno}: frequency must be positive, not {frequency}")
-        word = unicodedata.normalize("NFC", word)
-        words[word] = words.get(word, 0) + frequency
-    if not words:
-        raise ExtensionError("no words: type one 'word<TAB>frequency' per line")
-    return words
+    """Typed words: `word<TAB>frequency`, or `word frequency` (see the core's `parse_words`)."""
+    return parse_core_words(text, spaces=True)
 
 
 def show_bytes(data: bytes) -> str:

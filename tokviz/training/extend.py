@@ -60,10 +60,7 @@ class Extension:
 
 
 def read_word_list(path: str | Path) -> dict[str, int]:
-    """Read `word<TAB>frequency` lines; NFC-normalise words; sum repeated words.
-
-    Raises ExtensionError naming the line for a malformed line or a non-numeric frequency.
-    """
+    """Read a `word<TAB>frequency` file; see `parse_words`. Errors name the file and the line."""
     path = Path(path)
     try:
         text = path.read_bytes().decode("utf-8")
@@ -71,24 +68,40 @@ def read_word_list(path: str | Path) -> dict[str, int]:
         raise ExtensionError(f"cannot read {path}: {e.strerror or e}") from e
     except UnicodeDecodeError as e:
         raise ExtensionError(f"{path} is not UTF-8 text (byte offset {e.start})") from e
+    try:
+        return parse_words(text)
+    except ExtensionError as e:
+        raise ExtensionError(f"{path}: {e}") from None
+
+
+def parse_words(text: str, *, spaces: bool = False) -> dict[str, int]:
+    """Parse `word<TAB>frequency` lines; NFC-normalise words; sum repeated words.
+
+    With `spaces`, a line without a tab may also be `word frequency` (split at the last space, so
+    a word may hold spaces), as people type them. Raises ExtensionError naming the line.
+
+    >>> parse_words("一只猫\t100\n夸张的 比喻手法 20\n一只猫 1", spaces=True)
+    {'一只猫': 101, '夸张的 比喻手法': 20}
+    """
     words: dict[str, int] = {}
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        parts = line.rstrip("\r\n").split("\t")
-        if len(parts) != 2 or not parts[0]:
-            raise ExtensionError(f"{path}: line {lineno} is not 'word<TAB>frequency': {line!r}")
+        parts = line.split("\t") if "\t" in line or not spaces else line.rstrip().rsplit(None, 1)
+        if len(parts) != 2 or not parts[0].strip():
+            form = "'word<TAB>frequency' (or 'word frequency')" if spaces else "'word<TAB>frequency'"
+            raise ExtensionError(f"line {lineno} is not {form}: {line!r}")
         word, freq = parts
         try:
             frequency = int(freq)
         except ValueError:
-            raise ExtensionError(f"{path}: line {lineno}: frequency {freq!r} is not a whole number") from None
+            raise ExtensionError(f"line {lineno}: frequency {freq!r} is not a whole number") from None
         if frequency <= 0:
-            raise ExtensionError(f"{path}: line {lineno}: frequency must be positive, not {frequency}")
+            raise ExtensionError(f"line {lineno}: frequency must be positive, not {frequency}")
         word = unicodedata.normalize("NFC", word)
         words[word] = words.get(word, 0) + frequency
     if not words:
-        raise ExtensionError(f"{path}: no words (the file is empty)")
+        raise ExtensionError("no words (one 'word<TAB>frequency' per line)")
     return words
 
 

@@ -196,7 +196,8 @@ class SentencePieceTokenizer(Tokenizer):
         if not 0 <= token_id < self._size:
             raise KeyError(f"id {token_id} is outside {self.name}'s vocabulary (0..{self._size - 1})")
 
-    def _piece_type(self, token_id: int) -> int:
+    def piece_type(self, token_id: int) -> int:
+        """The piece's ModelProto type (normal, unknown, control, user-defined, unused, byte)."""
         if self.model_info is not None:
             return self.model_info.piece_types[token_id]
         sp = self.sp
@@ -211,7 +212,7 @@ class SentencePieceTokenizer(Tokenizer):
         return _NORMAL
 
     def _is_special(self, token_id: int) -> bool:
-        return self._piece_type(token_id) in (_CONTROL, _USER_DEFINED)
+        return self.piece_type(token_id) in (_CONTROL, _USER_DEFINED)
 
     def piece(self, token_id: int) -> str:
         self._check(token_id)
@@ -221,7 +222,7 @@ class SentencePieceTokenizer(Tokenizer):
         """`▁` -> space, `<0xNN>` -> byte NN; control, user-defined and unknown pieces -> their
         spelling (in an encoded text an unknown token's bytes are the text it replaced)."""
         piece = self.piece(token_id)
-        kind = self._piece_type(token_id)
+        kind = self.piece_type(token_id)
         if kind == _BYTE:
             return bytes([int(piece[3:5], 16)])
         if kind in (_CONTROL, _USER_DEFINED, _UNKNOWN):
@@ -230,7 +231,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def kind(self, token_id: int) -> TokenKind:
         self._check(token_id)
-        kind = self._piece_type(token_id)
+        kind = self.piece_type(token_id)
         if kind in (_CONTROL, _USER_DEFINED):
             return TokenKind.SPECIAL
         if kind == _UNKNOWN:
