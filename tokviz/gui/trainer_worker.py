@@ -42,19 +42,9 @@ CANCEL_GRACE_S = 5.0  # a cancelled child that has not answered by then is termi
 
 
 @dataclass(frozen=True)
-class TrainerProgress:
-    """The newest counters of one phase, and the merges and curve points since the last signal."""
+class TrainerProgress(Progress):
+    """The trainer's progress event, plus the curve points since the last signal."""
 
-    phase: str
-    done: int
-    total: int | None
-    rate: float
-    eta: float | None
-    files_read: int = 0
-    files_skipped: int = 0
-    bytes_read: int = 0
-    new_merges: tuple[tuple[int, int, int], ...] = ()
-    corpus_tokens: int | None = None
     curve_points: tuple[tuple[int, int], ...] = ()  # (merges learned, corpus tokens)
 
 
