@@ -213,10 +213,11 @@ def test_a_chosen_set_of_special_tokens(qtbot, make_window, vocab) -> None:
 
 
 def test_scrolling_to_a_character_not_yet_laid_out_happens_once_it_is(qtbot, make_window) -> None:
-    text = "\n".join(f"row {i} 안녕하세요 hello world" for i in range(3000))
+    # long enough that one 6 ms layout slice cannot place it all, even on an idle fast machine
+    text = "\n".join(f"row {i} 안녕하세요 hello world" for i in range(20000))
     window = make_window(["qwen"], text)
     view = window.panes[0].view
-    target = text.index("row 2500 ")
+    target = text.index("row 17500 ")
     view.set_result(view.result)  # start the layout over: the target is not placed yet
     assert not view.layout_done
     view.scroll_to_char(target)

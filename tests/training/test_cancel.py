@@ -39,7 +39,7 @@ def test_cancel_during_merging_is_prompt_and_reports_merges():
     with pytest.raises(TrainingCancelled, match="merging"):
         train_texts([" ".join(words)], vocab_size=256 + 20000, progress=progress, cancel=cancel, min_frequency=1)
     # the trainer checks after every merge (well under 100 ms); the margin is for a loaded machine
-    assert time.perf_counter() - set_at[0] < 0.2
+    assert time.perf_counter() - set_at[0] < 0.5
     merging = [e for e in events if e.phase == "merging"]
     learned = [m for e in merging for m in e.new_merges]
     assert len(learned) == merging[-1].done  # every merge is reported once, in order
