@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout,
@@ -31,7 +31,7 @@ from tokviz.core.analysis import (
 )
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.gui.charts import BarChart, scripts_model, tokens_model
-from tokviz.gui.background import load_tokenizer, stopper
+from tokviz.gui.background import load_tokenizer, start_worker_thread, stopper
 from tokviz.gui.theme import icon
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -191,21 +191,13 @@ class AnalysisDialog(QDialog):
     def _start_thread(self) -> None:
         """A worker on its own thread; again after a close, if the dialog is shown once more."""
         self._closed = False
-        # no Qt parent: a parent window deleting this dialog must not delete a running thread
-        self._thread = QThread()
-        self._thread.setObjectName("tokviz-analysis")
-        stop = stopper(self._thread, self._jobs)
-        self.destroyed.connect(stop)
-        QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = AnalysisWorker()
-        self.worker.moveToThread(self._thread)
         self._submit.connect(self.worker.run)
         self.worker.progress.connect(self._on_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
-        self._thread.finished.connect(self.worker.deleteLater)
-        self._thread.start()
+        self._thread = start_worker_thread(self, self.worker, "tokviz-analysis", self._jobs)
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self) -> None:

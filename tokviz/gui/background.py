@@ -129,3 +129,20 @@ def stopper(thread: QThread, jobs: dict) -> Callable[[], None]:
             thread.wait()
 
     return stop
+
+
+def start_worker_thread(owner: QObject, worker: QObject, name: str, jobs: dict) -> QThread:
+    """Run `worker` on a new QThread for a dialog `owner`; return the started thread.
+
+    The thread has no Qt parent (a parent window deleting the dialog must not delete a running
+    thread); it is stopped, its `jobs` cancelled, when the owner is destroyed or the app quits.
+    """
+    thread = QThread()
+    thread.setObjectName(name)
+    stop = stopper(thread, jobs)
+    owner.destroyed.connect(stop)
+    QCoreApplication.instance().aboutToQuit.connect(stop)
+    worker.moveToThread(thread)
+    thread.finished.connect(worker.deleteLater)
+    thread.start()
+    return thread

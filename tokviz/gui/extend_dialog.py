@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView, QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.tokens import hex_bytes
-from tokviz.gui.background import load_tokenizer, stopper
+from tokviz.gui.background import load_tokenizer, start_worker_thread, stopper
 from tokviz.gui.theme import icon
 from tokviz.training.extend import (
     Extension, ExtensionError, learn_extension, read_word_list, save_extension,
@@ -136,21 +136,14 @@ class ExtendDialog(QDialog):
         self.resize(980, 720)
 
     def _start_thread(self) -> None:
+        """A worker on its own thread; again after a close, if the dialog is shown once more."""
         self._closed = False
-        # no Qt parent: a parent window deleting this dialog must not delete a running thread
-        self._thread = QThread()
-        self._thread.setObjectName("tokviz-extend")
-        stop = stopper(self._thread, self._jobs)
-        self.destroyed.connect(stop)
-        QCoreApplication.instance().aboutToQuit.connect(stop)
         self.worker = ExtendWorker()
-        self.worker.moveToThread(self._thread)
         self._submit.connect(self.worker.run)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
-        self._thread.finished.connect(self.worker.deleteLater)
-        self._thread.start()
+        self._thread = start_worker_thread(self, self.worker, "tokviz-extend", self._jobs)
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self, base_spec: str | None) -> None:
