@@ -114,8 +114,10 @@ class FetchBar(QWidget):
         self._worker.progress.connect(self._on_progress)
         self._worker.arrived.connect(self.arrived)
         self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(lambda m: self._end(f"Fetch failed: {m}"))
-        self._worker.cancelled.connect(lambda: self._end("Fetch cancelled; files are complete or absent."))
+        # bound methods, not lambdas: a lambda has no thread of its own, so PySide would call it
+        # on the worker's thread, which would then try to wait for itself in stop()
+        self._worker.failed.connect(self._on_failed)
+        self._worker.cancelled.connect(self._on_cancelled)
         self._thread.start()
         self.bar.setRange(0, 0)
         self.bar.show()
@@ -138,6 +140,12 @@ class FetchBar(QWidget):
         bad = [f"{r.name}: {r.message}" for r in results if not r.ok]
         ok = sum(r.ok for r in results)
         self._end(f"Fetched {ok} of {len(results)}." + (" Failed: " + "; ".join(bad) if bad else ""))
+
+    def _on_failed(self, message: str) -> None:
+        self._end(f"Fetch failed: {message}")
+
+    def _on_cancelled(self) -> None:
+        self._end("Fetch cancelled; files are complete or absent.")
 
     def _end(self, message: str) -> None:
         self.stop()
