@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import AbstractSet, Collection, Iterator, Literal, Mapping, Sequence
+from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
 
 import regex
 
@@ -103,6 +103,24 @@ class Tokenizer(abc.ABC):
         text = sanitize(text)
         tokens: list[Token] = []
         for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
+            if special_id is None:
+                tokens.extend(self._encode_ordinary(text, start, end))
+            else:
+                tokens.append(self._special_token(text, start, end, special_id))
+        return tokens
+
+    def encode_trusted(self, text: str, special_spans: Iterable[tuple[int, int]]) -> list[Token]:
+        """Cut `text` parsing special tokens only at `special_spans`, character ranges that each
+        spell one special token exactly; special-token text anywhere else stays plain text.
+
+        What a chat prompt needs: the control tokens a template wrote are parsed, a message's
+        content that merely spells one is not. The text is still encoded once, exactly as `encode`
+        with those tokens allowed would cut it, so the tokens are the ones the model gets.
+        Raises `ValueError` for a span that is out of order or is not a special token's text.
+        """
+        text = sanitize(text)
+        tokens: list[Token] = []
+        for start, end, special_id in self.split_special_at(text, special_spans):
             if special_id is None:
                 tokens.extend(self._encode_ordinary(text, start, end))
             else:
@@ -233,6 +251,26 @@ class Tokenizer(abc.ABC):
                 yield pos, match.start(), None
             yield match.start(), match.end(), self.special_tokens[match.group()]
             pos = match.end()
+        if pos < len(text) or not text:
+            yield pos, len(text), None
+
+
+    def split_special_at(
+        self, text: str, special_spans: Iterable[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, int | None]]:
+        """`split_special` with the special tokens given by position instead of found by search."""
+        pos = 0
+        for start, end in special_spans:
+            token_id = self.special_tokens.get(text[start:end])
+            if start < pos or end > len(text) or token_id is None:
+                raise ValueError(
+                    f"no special token of {self.name} at characters {start}:{end} "
+                    f"({text[start:end]!r}); spans must be in order and each spell one special token"
+                )
+            if start > pos:
+                yield pos, start, None
+            yield start, end, token_id
+            pos = end
         if pos < len(text) or not text:
             yield pos, len(text), None
 
