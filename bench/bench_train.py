@@ -1,12 +1,23 @@
 """Benchmark the BPE trainer against rustbpe and Hugging Face `tokenizers` on ~100 MB of real text.
 
-Builds (once) a folder of mixed text from what this machine has -- Python standard library sources,
-man pages in several languages, `/usr/share/doc` -- in a cache directory outside the repository,
-then trains each trainer in its own subprocess on the same files, with the same split pattern and
-vocabulary size, and prints wall time, peak RSS and the ratios.
+The corpus is built (once, into a cache folder outside the repository) from what any fresh Linux
+machine of this kind has: the Python standard library and the installed site-packages (`.py`
+sources), the man pages in every language (`/usr/share/man`, decompressed), `/usr/share/doc` and
+the locale definitions (`/usr/share/i18n/locales`). Each source file is decoded as UTF-8 with
+U+FFFD for bad bytes (files with NUL bytes are left out), so the written corpus is valid UTF-8 and
+every tool reads exactly the same bytes: tokviz reads the files itself, rustbpe and `tokenizers`
+get each file's bytes decoded strictly (no newline translation: `\\r\\n` stays `\\r\\n`).
 
-    python bench/bench_train.py --mb 10          # quick
-    python bench/bench_train.py                  # 100 MB, vocab 32768
+Each tool trains in its own process, one after the other, with the same split pattern and
+vocabulary size; the bench prints wall time, peak memory (the sum over the tool's process tree,
+sampled from /proc, and the largest single process from `wait4`'s `ru_maxrss`), the CPU time
+(`wait4`, workers included: a steadier figure than wall time on a shared machine), whether the
+merges are identical to rustbpe's, and the ratios.
+
+    python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4)
+    python bench/bench_train.py --mb 10                  # quick
+    python bench/bench_train.py --mb 200 --one-file --only tokviz rustbpe   # one 200 MB file
+    python bench/bench_train.py --only tokviz --jobs 1   # tokviz's --jobs
 
 This is not a test: it asserts nothing. It does not download anything.
 """
@@ -15,133 +26,219 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import hashlib
 import json
 import os
-import resource
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Iterator
 
 CACHE = Path(os.environ.get("TOKVIZ_BENCH_CACHE", Path.home() / ".cache" / "tokviz-bench"))
-PY_LIB = Path("/root/.pyenv/versions/3.11.7/lib/python3.11")
 FILE_SIZE = 1 << 20  # the corpus is written as ~1 MB files, like a real folder of documents
+CORPUS_VERSION = 2  # bump when the recipe changes, so an old cache is not reused
 
 
-def _python_sources() -> Iterator[str]:
-    for path in sorted(PY_LIB.rglob("*.py")):
-        if "site-packages" in path.parts:
-            continue
-        yield path.read_text(encoding="utf-8", errors="replace")
+def _text(data: bytes) -> str | None:
+    if b"\0" in data:
+        return None  # binary
+    return data.decode("utf-8", errors="replace")
+
+
+def _files(root: Path, suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
+    if not root.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath, name)
+            if path.is_symlink() or not path.is_file():
+                continue
+            if suffixes is None or path.name.endswith(suffixes):
+                yield path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    return _text(data)
+
+
+def _python_stdlib() -> Iterator[str]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for path in _files(stdlib, (".py",)):
+        if "site-packages" not in path.parts:
+            yield _read(path)
+
+
+def _site_packages() -> Iterator[str]:
+    for path in _files(Path(sysconfig.get_paths()["purelib"]), (".py",)):
+        yield _read(path)
 
 
 def _man_pages() -> Iterator[str]:
-    """Man pages as roff text; the translated ones (de, fr, ru, ...) make the corpus multilingual."""
-    man = Path("/usr/share/man")
-    for path in sorted(man.rglob("*.gz")):
-        try:
-            yield gzip.decompress(path.read_bytes()).decode("utf-8", errors="replace")
-        except (OSError, EOFError):
-            continue
+    """Man pages as roff text; the translated ones (de, fr, ru, ja, ...) make the corpus multilingual."""
+    for path in _files(Path("/usr/share/man")):
+        yield _read(path)
 
 
 def _docs() -> Iterator[str]:
-    for path in sorted(Path("/usr/share/doc").rglob("*")):
-        if not path.is_file() or path.is_symlink():
-            continue
-        try:
-            data = path.read_bytes()
-            if path.suffix == ".gz":
-                data = gzip.decompress(data)
-        except (OSError, EOFError):
-            continue
-        if b"\0" in data[:8192]:
-            continue
-        yield data.decode("utf-8", errors="replace")
+    for path in _files(Path("/usr/share/doc")):
+        yield _read(path)
 
 
-def build_corpus(mb: int) -> Path:
-    """Write ~`mb` MB of text (40% Python, 35% man pages, 25% docs) into the cache, once."""
-    target = CACHE / f"corpus-{mb}mb"
+def _locales() -> Iterator[str]:
+    for path in _files(Path("/usr/share/i18n")):
+        yield _read(path)
+
+
+SOURCES = {  # label: (texts, share of the corpus)
+    "stdlib": (_python_stdlib, 0.28),
+    "site": (_site_packages, 0.12),
+    "man": (_man_pages, 0.35),
+    "doc": (_docs, 0.20),
+    "locale": (_locales, 0.05),
+}
+
+
+def build_corpus(mb: int, one_file: bool) -> Path:
+    """Write ~`mb` MB of text into the cache, once; return the folder holding it.
+
+    A source that runs out is taken again from its start (so a small machine still gets `mb`).
+    """
+    target = CACHE / f"corpus-v{CORPUS_VERSION}-{mb}mb{'-onefile' if one_file else ''}"
     if (target / ".done").exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
-    budget = mb << 20
-    shares = {"python": (_python_sources, 0.40), "man": (_man_pages, 0.35), "doc": (_docs, 0.25)}
-    for label, (source, share) in shares.items():
-        limit, written, part, buf = int(budget * share), 0, 0, []
-        size = 0
-        for text in source():
-            buf.append(text)
-            size += len(text.encode("utf-8"))
-            if size >= FILE_SIZE:
-                data = "\n".join(buf).encode("utf-8")
-                (target / f"{label}-{part:04d}.txt").write_bytes(data)
-                written += len(data)
-                part, buf, size = part + 1, [], 0
-                if written >= limit:
-                    break
+    for old in target.glob("*.txt"):
+        old.unlink()
+    budget = mb * 1_000_000
+    out = open(target / "corpus.txt", "wb") if one_file else None
+    for label, (source, share) in SOURCES.items():
+        limit, written, part, buf, size = int(budget * share), 0, 0, [], 0
+        while written < limit:
+            produced = False
+            for text in source():
+                if text is None:
+                    continue
+                produced = True
+                data = text.encode("utf-8")
+                buf.append(data)
+                size += len(data)
+                if size >= FILE_SIZE or written + size >= limit:
+                    block = b"\n".join(buf)
+                    if out is not None:
+                        out.write(block + b"\n")
+                    else:
+                        (target / f"{label}-{part:04d}.txt").write_bytes(block)
+                    written += len(block)
+                    part, buf, size = part + 1, [], 0
+                    if written >= limit:
+                        break
+            if not produced:
+                break  # this machine has none of it
+    if out is not None:
+        out.close()
     (target / ".done").write_text("ok")
     return target
 
 
-# -- one trainer per subprocess ---------------------------------------------------------------
+def corpus_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.txt"))
 
 
-def _texts(folder: Path) -> Iterator[str]:
-    for path in sorted(folder.glob("*.txt")):
-        yield path.read_text(encoding="utf-8", errors="replace")
+def corpus_texts(folder: Path) -> Iterator[str]:
+    """Each file's bytes as one text, decoded strictly: the exact bytes tokviz reads."""
+    for path in corpus_files(folder):
+        yield path.read_bytes().decode("utf-8")
 
 
-def run_tokviz(folder: Path, vocab_size: int, preset: str) -> list[bytes]:
+# -- one trainer per process ------------------------------------------------------------------
+
+
+def run_tokviz(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     from tokviz.training.trainer import train
 
-    result = train([folder], vocab_size=vocab_size, pattern=preset, include=["*.txt"], non_utf8="replace")
-    return result.token_bytes()
+    result = train([folder], vocab_size=vocab_size, pattern=pattern, include=["*.txt"], jobs=jobs)
+    return result.token_bytes(), result.corpus.bytes
 
 
-def run_rustbpe(folder: Path, vocab_size: int, preset: str) -> list[bytes]:
+def run_rustbpe(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     import rustbpe
 
-    from tokviz.training.pretokenize import PRESETS
+    fed = 0
+
+    def texts() -> Iterator[str]:
+        nonlocal fed
+        for text in corpus_texts(folder):
+            fed += len(text.encode("utf-8"))
+            yield text
 
     tok = rustbpe.Tokenizer()
-    tok.train_from_iterator(_texts(folder), vocab_size, pattern=PRESETS[preset])
-    return [bytes(b) for b, _ in sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])]
+    tok.train_from_iterator(texts(), vocab_size, pattern=pattern)
+    return [bytes(b) for b, _ in sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])], fed
 
 
-def run_hf(folder: Path, vocab_size: int, preset: str) -> list[bytes]:
+def _byte_level_decoder() -> dict[str, int]:
+    """GPT-2's byte <-> printable character table, as `tokenizers`' ByteLevel uses it."""
+    keep = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[chr(b)] = b
+        else:
+            chars[chr(256 + extra)] = b
+            extra += 1
+    return chars
+
+
+def run_hf(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    from tokviz.training.pretokenize import PRESETS
+    fed = 0
+
+    def texts() -> Iterator[str]:
+        nonlocal fed
+        for text in corpus_texts(folder):
+            fed += len(text.encode("utf-8"))
+            yield text
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(PRESETS[preset]), behavior="isolated"),
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
         pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
     ])
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, min_frequency=2, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train([str(p) for p in sorted(folder.glob("*.txt"))], trainer)
-    return []
+    tok.train_from_iterator(texts(), trainer)
+    decode = _byte_level_decoder()
+    table = [bytes([b]) for b in range(256)]
+    for merge in json.loads(tok.to_str())["model"]["merges"]:
+        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        table.append(bytes(decode[c] for c in left + right))
+    return table, fed
 
 
 RUNNERS = {"tokviz": run_tokviz, "rustbpe": run_rustbpe, "tokenizers": run_hf}
 
 
-def child(name: str, folder: Path, vocab_size: int, preset: str, out: Path) -> None:
+def child(name: str, folder: Path, vocab_size: int, pattern: str, jobs: int | None, out: Path) -> None:
     start = time.perf_counter()
-    table = RUNNERS[name](folder, vocab_size, preset)
+    table, fed = RUNNERS[name](folder, vocab_size, pattern, jobs)
     seconds = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out.write_text(json.dumps({"seconds": seconds, "self_rss_mb": rss, "vocab": [t.hex() for t in table]}))
+    out.write_text(json.dumps({"seconds": seconds, "bytes": fed, "vocab": [t.hex() for t in table]}))
 
 
 def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (forkserver workers included)."""
+    """Resident memory of a process and all its descendants (worker processes included)."""
     total, stack, seen = 0, [pid], set()
     while stack:
         p = stack.pop()
@@ -160,62 +257,87 @@ def _tree_rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def measure(name: str, folder: Path, vocab_size: int, preset: str) -> dict:
+def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | None) -> dict:
     out = CACHE / f"result-{name}.json"
     cmd = [sys.executable, __file__, "--child", name, "--corpus", str(folder),
            "--vocab-size", str(vocab_size), "--pattern", preset, "--out", str(out)]
+    if jobs is not None:
+        cmd += ["--jobs", str(jobs)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd)
     peak = 0.0
-    while proc.poll() is None:
-        # the forkserver is a child of the trainer, its workers children of the forkserver: the
-        # tree sum counts them all, which getrusage(RUSAGE_CHILDREN) would not
+    while True:
+        # the tree sum counts worker processes too, which one process's ru_maxrss would not
         peak = max(peak, _tree_rss_mb(proc.pid))
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
         time.sleep(0.02)
     wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise SystemExit(f"{name} failed with exit status {proc.returncode}")
     data = json.loads(out.read_text())
+    out.unlink()
     return {"name": name, "wall": wall, "train": data["seconds"], "peak_mb": peak,
-            "self_rss_mb": data["self_rss_mb"], "vocab": data["vocab"]}
+            "maxrss_mb": usage.ru_maxrss / 1024,
+            "cpu": usage.ru_utime + usage.ru_stime, "bytes": data["bytes"], "vocab": data["vocab"]}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, default=100, help="corpus size in MB (default 100)")
+    ap.add_argument("--one-file", action="store_true", help="the corpus as one file, not ~1 MB files")
     ap.add_argument("--vocab-size", type=int, default=32768)
-    ap.add_argument("--pattern", default="cl100k", help="preset: gpt2, cl100k, o200k")
+    ap.add_argument("--pattern", default="cl100k", help="preset: gpt2, cl100k (GPT-4, default), o200k")
+    ap.add_argument("--jobs", type=int, default=None, help="tokviz's --jobs (default: its own choice)")
     ap.add_argument("--only", nargs="+", choices=list(RUNNERS), default=list(RUNNERS))
     ap.add_argument("--child", choices=list(RUNNERS), help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from tokviz.training.pretokenize import PRESETS
+
     if args.child:
-        child(args.child, Path(args.corpus), args.vocab_size, args.pattern, Path(args.out))
+        child(args.child, Path(args.corpus), args.vocab_size, PRESETS[args.pattern], args.jobs, Path(args.out))
         return 0
-    folder = build_corpus(args.mb)
-    size = sum(p.stat().st_size for p in folder.glob("*.txt"))
-    print(f"corpus {folder}: {size / 1e6:.1f} MB, pattern {args.pattern}, vocab {args.vocab_size}, "
-          f"{os.cpu_count()} cores", flush=True)
+    folder = build_corpus(args.mb, args.one_file)
+    files = corpus_files(folder)
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.read_bytes())
+    size = sum(p.stat().st_size for p in files)
+    print(f"corpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
+          f"pattern {args.pattern}, vocab {args.vocab_size}, {os.cpu_count()} cores, tokviz --jobs "
+          f"{args.jobs if args.jobs is not None else 'default'}", flush=True)
     rows = []
     for name in args.only:
-        row = measure(name, folder, args.vocab_size, args.pattern)
+        row = measure(name, folder, args.vocab_size, args.pattern, args.jobs)
         rows.append(row)
-        print(f"{name:<11} wall {row['wall']:7.1f} s  train {row['train']:7.1f} s  "
-              f"peak RSS (tree) {row['peak_mb']:7.0f} MB  (main {row['self_rss_mb']:.0f} MB)", flush=True)
+        print(f"{name:<11} wall {row['wall']:6.1f} s  (train {row['train']:6.1f} s, cpu {row['cpu']:6.1f} s)  peak memory "
+              f"{row['peak_mb']:6.0f} MB (tree)  {row['maxrss_mb']:6.0f} MB (largest process)  "
+              f"fed {row['bytes']:,} bytes", flush=True)
     by = {r["name"]: r for r in rows}
-    if "tokviz" in by:
-        tv = by["tokviz"]
-        for other in ("rustbpe", "tokenizers"):
-            if other in by:
-                o = by[other]
-                print(f"tokviz / {other}: time {tv['wall'] / o['wall']:.2f}x, peak memory "
-                      f"{tv['peak_mb'] / o['peak_mb']:.2f}x")
-        if "rustbpe" in by:
-            a, b = tv["vocab"], by["rustbpe"]["vocab"]
-            same = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            print(f"tokviz and rustbpe agree on the first {same - 256} merges "
-                  f"(tokviz learned {len(a) - 256}, rustbpe {len(b) - 256})")
+    if "rustbpe" in by:
+        ref = by["rustbpe"]["vocab"]
+        for r in rows:
+            if r["name"] == "rustbpe":
+                continue
+            a = r["vocab"]
+            same = next((i for i, (x, y) in enumerate(zip(a, ref)) if x != y), min(len(a), len(ref)))
+            identical = a == ref
+            print(f"{r['name']:<11} merges identical to rustbpe: {'yes' if identical else 'no'} "
+                  f"(first {max(same - 256, 0)} agree; {len(a) - 256} vs {len(ref) - 256} learned)")
+        o = by["rustbpe"]
+        for r in rows:
+            if r["name"] != "rustbpe":
+                print(f"{r['name']} / rustbpe: wall {r['wall'] / o['wall']:.2f}x, cpu {r['cpu'] / o['cpu']:.2f}x, peak memory "
+                      f"{r['peak_mb'] / o['peak_mb']:.2f}x (tree), {r['maxrss_mb'] / o['maxrss_mb']:.2f}x "
+                      f"(largest process)")
+    if "tokviz" in by and "tokenizers" in by:
+        tv, o = by["tokviz"], by["tokenizers"]
+        print(f"tokviz / tokenizers: wall {tv['wall'] / o['wall']:.2f}x, peak memory "
+              f"{tv['peak_mb'] / o['peak_mb']:.2f}x (tree)")
     return 0
 
 
