@@ -11,7 +11,7 @@ import pytest
 
 from tests.training.texts import TRAINING
 from tokviz.training.cli import ProgressBar, add_train_parser, run_train
-from tokviz.training.events import Progress
+from tokviz.training.events import Progress, TrainingError
 from tokviz.training.vocabfile import load_trained
 
 
@@ -119,3 +119,26 @@ def test_progress_bar_on_a_tty_redraws_one_line():
     assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
     first, second = out.strip("\n").split("\r")[1:]
     assert len(second) >= len(first)  # padded over the longer line before it
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--vocab-size", "1000000000"], "vocab size 1,000,000,000 is too large"),
+        (["--vocab-size", "100"], "vocab size 100 is too small"),
+        (["--jobs", "0"], "jobs must be at least 1"),
+        (["--min-frequency", "0"], "min frequency must be at least 1"),
+        (["--pattern", "(["], "does not compile"),
+    ],
+)
+def test_bad_options_refused_before_the_corpus_is_read(corpus_dir: Path, tmp_path: Path, argv, message):
+    from tokviz.training.trainer import train
+
+    args = parse([str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
+    events: list[Progress] = []
+    with pytest.raises(TrainingError, match=message):
+        train(args.paths, vocab_size=args.vocab_size, pattern=args.pattern, jobs=args.jobs,
+              min_frequency=args.min_frequency, progress=events.append)
+    assert events == []  # not a file scanned, not a byte counted
+    code, err = run([str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
+    assert code == 1 and message in err and "counting" not in err and "Traceback" not in err

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
-from tokviz.training.bpe import BpeTrainer
+from tokviz.training.bpe import MAX_ID, BpeTrainer
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, chunk_key, compile_pattern, resolve_pattern
@@ -86,7 +86,10 @@ class TrainingResult:
         return out
 
 
-def _check_options(vocab_size: int, special_tokens: Sequence[str], min_frequency: int) -> int:
+def _check_options(
+    vocab_size: int, special_tokens: Sequence[str], min_frequency: int, jobs: int | None = None
+) -> int:
+    """Refuse bad options before anything is read; return the number of merges to learn."""
     if len(set(special_tokens)) != len(special_tokens):
         raise TrainingError(f"special tokens must be distinct: {list(special_tokens)}")
     if any(not s for s in special_tokens):
@@ -97,8 +100,12 @@ def _check_options(vocab_size: int, special_tokens: Sequence[str], min_frequency
             f"vocab size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} special "
             f"tokens need at least {floor}"
         )
+    if vocab_size > MAX_ID + 1:  # a merged id is a code point in the merge loop (`bpe.MAX_ID`)
+        raise TrainingError(f"vocab size {vocab_size:,} is too large: at most {MAX_ID + 1:,} ids are supported")
     if min_frequency < 1:
         raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
+    if jobs is not None and jobs < 1:
+        raise TrainingError(f"jobs must be at least 1, got {jobs}")
     return vocab_size - floor
 
 
@@ -126,7 +133,7 @@ def train(
     `none`) or a regex.
     """
     start = time.perf_counter()
-    num_merges = _check_options(vocab_size, special_tokens, min_frequency)
+    num_merges = _check_options(vocab_size, special_tokens, min_frequency, jobs)
     split, preset = resolve_pattern(pattern)
     if not paths and word_counts is None:
         raise TrainingError("nothing to train on: give files or folders, or a word-count file")
