@@ -4,6 +4,6 @@
 # byte-identical every time (tests/training/test_bundled_vocab.py checks it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/tokviz train resources/samples -o resources/vocabs/tokviz-samples \
+.venv/bin/tokviz train tokviz/resources/samples -o tokviz/resources/vocabs/tokviz-samples \
   --vocab-size 1024 --pattern cl100k --special '<|endoftext|>' --exclude samples.json --jobs 1
-sha256sum resources/vocabs/tokviz-samples.tiktoken
+sha256sum tokviz/resources/vocabs/tokviz-samples.tiktoken

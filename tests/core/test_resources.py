@@ -223,8 +223,7 @@ def test_wheel_ships_the_resources(tmp_path: Path):
         if (ROOT / name).is_file():
             shutil.copy2(ROOT / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
-    for name in ["tokviz", "resources"]:
-        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    shutil.copytree(ROOT / "tokviz", src / "tokviz", ignore=ignore)
     out = tmp_path / "dist"
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
@@ -249,6 +248,10 @@ def test_wheel_ships_the_resources(tmp_path: Path):
         assert required in names, required
     for s in samples():
         assert f"tokviz/resources/samples/{s.file}" in names
+    # Found, not listed: every module of every subpackage and every shipped file is in the wheel.
+    shipped = {p.relative_to(src).as_posix() for p in (src / "tokviz").rglob("*") if p.is_file()}
+    assert shipped and shipped <= names, sorted(shipped - names)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
     # The installed package finds its resources without the checkout: `-S` keeps the editable
     # install's finder (a .pth in site-packages) out of the way; only the unpacked wheel is seen.

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from importlib.metadata import entry_points
+from pathlib import Path
 
-from tokviz.gui.app import display_problem
+from tokviz.gui.app import display_problem, run
 
 
 def test_no_display_is_a_clear_message_not_a_qt_abort():
@@ -29,3 +32,14 @@ def test_app_options_pass_through_tokviz_and_tokviz_gui():
     for argv in (["gui", "--help"], ["gui", "-h"]):
         proc = subprocess.run([sys.executable, "-m", "tokviz", *argv], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0 and "--sample" in proc.stdout and "--tokenizer" in proc.stdout
+
+
+def test_installed_gui_script_opens_the_app():
+    # `tokviz-gui` is the windowless launcher on Windows ([project.gui-scripts]); it takes the app's
+    # options like `tokviz gui`. Run the script pip installed next to this interpreter.
+    (entry,) = entry_points(group="gui_scripts", name="tokviz-gui")
+    assert entry.load() is run
+    script = shutil.which("tokviz-gui", path=str(Path(sys.executable).parent))
+    assert script, "tokviz-gui is not installed: pip install -e ."
+    proc = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "--sample" in proc.stdout and "--tokenizer" in proc.stdout
