@@ -40,7 +40,6 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
@@ -49,6 +48,8 @@ from tokviz.core.layout import build_tokens, fill_gaps
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
+    Preprocessing,
+    PreprocessStep,
     Tokenizer,
     TokenizerError,
 )
@@ -186,12 +187,6 @@ def encode_whitespaces(mapped: MappedText, max_len: int = MAX_BLANK) -> MappedTe
     return substitute(tabbed, _BLANKS, blanks)
 
 
-class PreprocessStep(NamedTuple):
-    name: str
-    text: str
-    note: str
-
-
 # -- the tokenizer --------------------------------------------------------------------------------
 
 
@@ -208,7 +203,7 @@ class ChatGLMTokenizer(Tokenizer):
 
     def __init__(
         self,
-        base: SentencePieceTokenizer,
+        base: Tokenizer,
         *,
         name: str | None = None,
         do_lower_case: bool = True,
@@ -222,6 +217,11 @@ class ChatGLMTokenizer(Tokenizer):
     ) -> None:
         if not 2 <= max_blank_length <= MAX_BLANK:
             raise ValueError(f"max_blank_length must be 2..{MAX_BLANK} (the vocabulary has no longer blanks)")
+        if not isinstance(base, SentencePieceTokenizer):
+            raise TokenizerError(
+                f"{base.name} is not a ChatGLM-6B model: the profile wraps a SentencePiece model "
+                f"(ice_text.model), not {base.describe()}"
+            )
         missing = [p for p in (GMASK, BOS, EOS) if base.sp.piece_to_id(p) == base.sp.unk_id()]
         if missing:
             raise TokenizerError(
@@ -325,6 +325,16 @@ class ChatGLMTokenizer(Tokenizer):
     def encode_text_ids(self, text: str) -> list[int]:
         return [t.id for t in self.encode_text(text)]
 
+    # -- capabilities -----------------------------------------------------------------------------
+
+    @property
+    def preprocessing(self) -> Preprocessing:
+        return _Profile(self)
+
+    def normalize(self, text: str) -> str:
+        """The preprocessed text after the model's normalizer."""
+        return self.base.normalize(self.preprocess(text).text)
+
     # -- preprocessing ----------------------------------------------------------------------------
 
     def preprocess(self, text: str) -> MappedText:
@@ -404,6 +414,28 @@ class ChatGLMTokenizer(Tokenizer):
             t.bytes if t.kind == TokenKind.UNKNOWN else info.data[i] for t, i in zip(pieces, ids)
         ]
         return build_tokens(ids, byte_starts, byte_ends, starts.tolist(), ends.tolist(), info, datas)
+
+
+class _Profile(Preprocessing):
+    """ChatGLM-6B's preprocessing as the `Preprocessing` capability."""
+
+    def __init__(self, tokenizer: ChatGLMTokenizer) -> None:
+        self._tokenizer = tokenizer
+        self.inner = tokenizer.base
+        appended = (tokenizer.id_of(GMASK), tokenizer.id_of(BOS)) if tokenizer.add_special_tokens else ()
+        self.appended = appended
+
+    def apply(self, text: str) -> str:
+        return self._tokenizer.preprocess(text).text
+
+    def steps(self, text: str) -> list[PreprocessStep]:
+        return self._tokenizer.preprocess_steps(text)
+
+    def outer_ids(self, inner_ids: Sequence[int]) -> list[int]:
+        """Plus `num_image_tokens`; without the dummy prefix, less the `▁` `<n>` of the prepended
+        `<n>` (the original's `tokens[2:]`)."""
+        ids = [i + self._tokenizer.offset for i in inner_ids]
+        return ids if self._tokenizer.add_dummy_prefix else ids[2:]
 
 
 def _byte_spans(

@@ -3,13 +3,20 @@
 Views, the CLI and the analyses only talk to `Tokenizer`; none of them asks which backend it holds.
 Special-token handling follows tiktoken's `encode` exactly (`allowed_special`, `disallowed_special`),
 but the default here is the injection-safe one: special-token text in pasted input is plain text.
+
+Beyond cutting text, the tools need a few facts only some vocabularies have: the BPE ranks (merge
+replay, merge parents, extension), the split regex, the normalizer, the SentencePiece model's piece
+types and scores, a text rewrite before the model (ChatGLM-6B), what a library adds around a text
+(BOS/EOS). Each is a *capability* of `Tokenizer`, typed, and None (or False) where a backend does
+not have it; a caller asks the capability, never the backend's type or private attributes.
 """
 
 from __future__ import annotations
 
 import abc
+import enum
 from dataclasses import dataclass
-from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, Sequence
+from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, NamedTuple, Sequence
 
 import regex
 
@@ -68,6 +75,102 @@ class VocabEntry:
     piece: str  # as the vocabulary spells it
     bytes: bytes
     kind: TokenKind
+
+
+# -- capabilities: what some vocabularies can say about themselves --------------------------------
+
+
+class PieceType(enum.IntEnum):
+    """A piece's type in a SentencePiece model (`ModelProto.SentencePiece.Type`; llama.cpp's token
+    types use the same numbers).
+
+    >>> PieceType(6).name
+    'BYTE'
+    """
+
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    """A SentencePiece model's own facts: what replaying its merges and naming its normalizer need.
+
+    Indexed by the model's piece ids. A backend builds it once, when first asked.
+
+    >>> model = SentencePieceModel(
+    ...     pieces=("<unk>", "▁", "a", "▁a"), types=(PieceType.UNKNOWN, *[PieceType.NORMAL] * 3),
+    ...     scores=(0.0, -1.0, -2.0, -3.0), model_type="bpe", normalizer_name="identity",
+    ...     remove_extra_whitespaces=False, unk_id=0,
+    ... )
+    >>> model.pieces[3], model.types[3].name, model.scores[3]
+    ('▁a', 'NORMAL', -3.0)
+    """
+
+    pieces: tuple[str, ...]
+    types: tuple[PieceType, ...]
+    scores: tuple[float, ...]
+    #: `unigram`, `bpe`, `word` or `char` (the TrainerSpec's model_type); '' when the model does not say
+    model_type: str
+    #: the normalizer rule (`nmt_nfkc`, `identity`); '' when unknown
+    normalizer_name: str
+    #: whether the normalizer drops leading, trailing and repeated spaces
+    remove_extra_whitespaces: bool
+    unk_id: int
+
+
+class PreprocessStep(NamedTuple):
+    """One rewrite of a `Preprocessing`: its name, the text after it, what it did."""
+
+    name: str
+    text: str
+    note: str
+
+
+class Preprocessing(abc.ABC):
+    """A text rewrite a tokenizer does before an inner model cuts the text (ChatGLM-6B's
+    `<n>`, `<|blank_n|>`, lower-casing around a SentencePiece model).
+
+    The outer tokenizer cuts each plain segment by rewriting it (`apply`), cutting the result with
+    `inner`, and mapping the inner ids (`outer_ids`); then it appends `appended` to the input.
+    """
+
+    #: the model tokenizer that cuts the rewritten text
+    inner: Tokenizer
+    #: outer ids appended to every encoded input (ChatGLM-6B: `[gMASK]` `<sop>`); may be empty
+    appended: tuple[int, ...]
+
+    @abc.abstractmethod
+    def apply(self, text: str) -> str:
+        """The text the inner model is given for `text`."""
+
+    @abc.abstractmethod
+    def steps(self, text: str) -> list[PreprocessStep]:
+        """Each rewrite that applies to `text`, in order, with the text after it."""
+
+    @abc.abstractmethod
+    def outer_ids(self, inner_ids: Sequence[int]) -> list[int]:
+        """The outer tokenizer's ids for the inner model's ids of one rewritten segment."""
+
+
+@dataclass(frozen=True)
+class SpecialsAdded:
+    """Special tokens a library puts around a text's own ids when asked to (a SentencePiece
+    model's BOS/EOS, a `tokenizer.json` post-processor's template). `encode` never includes them.
+
+    >>> SpecialsAdded(before=(1,)).around([5, 6])
+    [1, 5, 6]
+    """
+
+    before: tuple[int, ...] = ()
+    after: tuple[int, ...] = ()
+
+    def around(self, ids: Sequence[int]) -> list[int]:
+        return [*self.before, *ids, *self.after]
 
 
 class Tokenizer(abc.ABC):
@@ -182,6 +285,56 @@ class Tokenizer(abc.ABC):
 
     def describe(self) -> str:
         return f"{self.name} ({self.family}, {self.vocab_size:,} ids)"
+
+    # -- capabilities (None or False where the backend has none; backends override) --------------
+
+    #: pieces spell bytes in GPT-2's printable alphabet (`Ġ` for a space), in `piece` and in
+    #: `pre_tokenize`'s chunks
+    byte_level: bool = False
+
+    @property
+    def mergeable_ranks(self) -> Mapping[bytes, int] | None:
+        """Byte-level BPE ranks, token bytes -> rank, where each rank is also the token's id and
+        the merges follow from the ranks (tiktoken's `mergeable_ranks`); None for other models.
+
+        >>> from tokviz.core.catalog import load  # doctest: +SKIP
+        >>> load("cl100k_base").mergeable_ranks[b"hello"]  # doctest: +SKIP
+        15339
+        """
+        return None
+
+    @property
+    def split_pattern(self) -> str | None:
+        """The regex (`regex` module syntax) that cuts plain text into chunks before the model
+        sees it, when that regex is the whole pre-tokenization (tiktoken); None otherwise."""
+        return None
+
+    def normalize(self, text: str) -> str | None:
+        """`text` after the backend's normalizer (SentencePiece: NFKC where the model says so,
+        `▁` for spaces, the dummy prefix); None when the backend does not normalize."""
+        return None
+
+    def pre_tokenize(self, text: str) -> list[str] | None:
+        """The chunks the library's own pre-tokenizer cuts (normalized) text into, spelled as it
+        spells them (byte-level: `Ġworld`); None when there is none beyond `split_pattern`."""
+        return None
+
+    @property
+    def sentencepiece(self) -> SentencePieceModel | None:
+        """The SentencePiece model's piece types, scores and normalizer, when the token ids are
+        that model's piece ids; None otherwise."""
+        return None
+
+    @property
+    def preprocessing(self) -> Preprocessing | None:
+        """The text rewrite done before an inner model cuts the text (ChatGLM-6B); None when the
+        model is given the text as it is."""
+        return None
+
+    def specials_added(self, text: str) -> SpecialsAdded | None:
+        """What the library adds around `text`'s ids when asked to add special tokens; None when
+        it adds none."""
+        return None
 
     # -- for backends -------------------------------------------------------------------------
 

@@ -38,7 +38,7 @@ import tokenizers
 
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
 from tokviz.core.layout import Laid, fill_gaps
-from tokviz.core.tokenizer import Tokenizer, TokenizerError
+from tokviz.core.tokenizer import SpecialsAdded, Tokenizer, TokenizerError
 from tokviz.core.tokens import OffsetMap, TokenKind, kind_for_bytes
 
 
@@ -183,6 +183,27 @@ class HFTokenizer(Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tk.decode(list(ids), skip_special_tokens=False)
+
+    # -- capabilities -----------------------------------------------------------------------------
+
+    def normalize(self, text: str) -> str | None:
+        normalizer = self.tk.normalizer
+        return normalizer.normalize_str(text) if normalizer is not None else None
+
+    def pre_tokenize(self, text: str) -> list[str] | None:
+        pre_tokenizer = self.tk.pre_tokenizer
+        if pre_tokenizer is None:
+            return None
+        return [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
+
+    def specials_added(self, text: str) -> SpecialsAdded:
+        """What the post-processor puts around the text's ids with `add_special_tokens=True`."""
+        with_special = self.tk.encode(text, add_special_tokens=True).ids
+        without = self.tk.encode(text, add_special_tokens=False).ids
+        for k in range(len(with_special) - len(without) + 1):
+            if with_special[k : k + len(without)] == without:
+                return SpecialsAdded(tuple(with_special[:k]), tuple(with_special[k + len(without) :]))
+        return SpecialsAdded()
 
     # -- encoding ---------------------------------------------------------------------------------
 

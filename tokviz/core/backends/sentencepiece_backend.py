@@ -25,6 +25,7 @@ library does not say directly:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import struct
@@ -36,13 +37,20 @@ import numpy as np
 import sentencepiece as spm
 
 from tokviz.core.layout import Laid, TokenInfo, fill_gaps
-from tokviz.core.tokenizer import Tokenizer, TokenizerError
+from tokviz.core.tokenizer import (
+    PieceType,
+    SentencePieceModel,
+    SpecialsAdded,
+    Tokenizer,
+    TokenizerError,
+)
 from tokviz.core.tokens import TokenKind, kind_for_bytes
 
 SPACE_MARK = "\u2581"  # `▁`
 
 # sentencepiece_model.proto: ModelProto.SentencePiece.Type
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
+_PIECE_TYPES = frozenset(PieceType)
 # TrainerSpec.ModelType
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 
@@ -112,6 +120,14 @@ def read_model_info(proto: bytes) -> ModelInfo:
                 elif n2 == 4 and w2 == 0:
                     info.remove_extra_whitespaces = bool(v2)
     return info
+
+
+def _model_type(processor: spm.SentencePieceProcessor) -> str:
+    """The model type from the serialized proto, '' when it cannot be read."""
+    try:
+        return read_model_info(processor.serialized_model_proto()).model_type
+    except (ValueError, IndexError, struct.error):
+        return ""
 
 
 def _short(error: Exception) -> str:
@@ -245,6 +261,32 @@ class SentencePieceTokenizer(Tokenizer):
         for token_id in ids:
             self._check(token_id)
         return self.sp.decode(list(ids))
+
+    # -- capabilities -----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def sentencepiece(self) -> SentencePieceModel:
+        info = self.model_info
+        model_type = info.model_type if info is not None else _model_type(self.sp)
+        sp, ids = self.sp, range(self._size)
+        types = (self.piece_type(i) for i in ids)
+        return SentencePieceModel(
+            pieces=tuple(map(sp.id_to_piece, ids)),
+            types=tuple(PieceType(t) if t in _PIECE_TYPES else PieceType.NORMAL for t in types),
+            scores=tuple(map(sp.get_score, ids)),
+            model_type=model_type,
+            normalizer_name=info.normalizer_name if info is not None else "",
+            remove_extra_whitespaces=info.remove_extra_whitespaces if info is not None else False,
+            unk_id=self._unk_id,
+        )
+
+    def normalize(self, text: str) -> str:
+        return self.sp.normalize(text)
+
+    def specials_added(self, text: str) -> SpecialsAdded:
+        """The model's BOS and EOS, which sentencepiece adds only when asked (`add_bos`, `add_eos`)."""
+        bos, eos = self.sp.bos_id(), self.sp.eos_id()
+        return SpecialsAdded(before=(bos,) if bos >= 0 else (), after=(eos,) if eos >= 0 else ())
 
     # -- encoding ---------------------------------------------------------------------------------
 

@@ -91,14 +91,40 @@ def looks_like_rank_file(path: str | os.PathLike) -> bool:
 
 
 class TiktokenTokenizer(Tokenizer):
-    family = "tiktoken"
+    """A byte-level BPE from its ranks, split pattern and special tokens, encoded by tiktoken.
 
-    def __init__(self, encoding: tiktoken.Encoding, *, name: str | None = None, family: str | None = None) -> None:
-        self.encoding = encoding
-        self.name = name or encoding.name
+    It keeps what it was built from (tiktoken keeps them only in private fields), so the
+    capabilities `mergeable_ranks` and `split_pattern` are exactly these.
+
+    >>> tok = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
+    >>> tok.encode_ids("abab ba"), tok.split_pattern, tok.mergeable_ranks[b"ab"]
+    ([3, 3, 2, 1, 0], '[ab]+| ', 3)
+    """
+
+    family = "tiktoken"
+    byte_level = True
+
+    def __init__(
+        self,
+        name: str,
+        ranks: dict[bytes, int],
+        *,
+        pattern: str,
+        special_tokens: Mapping[str, int] | None = None,
+        family: str | None = None,
+    ) -> None:
+        self.name = name
         if family:
             self.family = family
-        self.special_tokens = dict(encoding._special_tokens)
+        self.pattern = pattern
+        self._ranks = ranks
+        self.special_tokens = dict(special_tokens or {})
+        try:
+            self.encoding = tiktoken.Encoding(
+                name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=self.special_tokens
+            )
+        except Exception as e:  # tiktoken raises ValueError / pyo3 errors for a bad pattern or ranks
+            raise TokenizerError(f"cannot build tokenizer {name!r}: {e}") from e
         self._special_ids = {i: s for s, i in self.special_tokens.items()}
         self._pieces: dict[int, str] = {}
 
@@ -112,13 +138,7 @@ class TiktokenTokenizer(Tokenizer):
         special_tokens: Mapping[str, int] | None = None,
         family: str | None = None,
     ) -> "TiktokenTokenizer":
-        try:
-            encoding = tiktoken.Encoding(
-                name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=dict(special_tokens or {})
-            )
-        except Exception as e:  # tiktoken raises ValueError / pyo3 errors for a bad pattern or ranks
-            raise TokenizerError(f"cannot build tokenizer {name!r}: {e}") from e
-        return cls(encoding, name=name, family=family)
+        return cls(name, ranks, pattern=pattern, special_tokens=special_tokens, family=family)
 
     @classmethod
     def from_file(
@@ -143,12 +163,12 @@ class TiktokenTokenizer(Tokenizer):
         return self.encoding.n_vocab
 
     @property
-    def pattern(self) -> str:
-        return self.encoding._pat_str
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        return self._ranks
 
     @property
-    def mergeable_ranks(self) -> dict[bytes, int]:
-        return self.encoding._mergeable_ranks
+    def split_pattern(self) -> str:
+        return self.pattern
 
     def encode(
         self,
