@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
-from tokviz.core.chatglm import ChatGLMTokenizer, blank_token, user_defined_symbols
+from tokviz.core.backends.chatglm import ChatGLMTokenizer, blank_token, user_defined_symbols
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.core.tokens import TokenKind
 

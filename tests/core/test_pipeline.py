@@ -81,7 +81,7 @@ def test_huggingface_stages(vocab):
 
 
 def test_chatglm_stages(tmp_path_factory):
-    from tokviz.core.chatglm import ChatGLMTokenizer
+    from tokviz.core.backends.chatglm import ChatGLMTokenizer
 
     glm = ChatGLMTokenizer.from_file(_train(tmp_path_factory))
     text = "我是  昨天\n买的\tHello"
@@ -108,7 +108,7 @@ def test_words_view():
 
 def test_insight_modules_do_not_import_qt():
     code = (
-        "import sys, tokviz.core.vocabulary, tokviz.core.replay, tokviz.core.pipeline, tokviz.core.chatglm\n"
+        "import sys, tokviz.core.vocabulary, tokviz.core.replay, tokviz.core.pipeline, tokviz.core.backends.chatglm\n"
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n"
         "assert not bad, bad\n"
     )

@@ -59,7 +59,7 @@ def pipeline(
     >>> [s.name for s in pipeline(load("cl100k_base"), "hello world")]  # doctest: +SKIP
     ['normalization', 'pre-tokenization', 'model', 'special tokens', 'ids']
     """
-    from tokviz.core.chatglm import ChatGLMTokenizer
+    from tokviz.core.backends.chatglm import ChatGLMTokenizer
 
     text = sanitize(text)
     policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}

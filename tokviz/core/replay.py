@@ -508,7 +508,7 @@ def _sp_ids(model: _SpModel, symbols: list[str]) -> tuple[list[int], list[str]]:
 
 
 def _is_chatglm(tokenizer: Tokenizer) -> bool:
-    from tokviz.core.chatglm import ChatGLMTokenizer
+    from tokviz.core.backends.chatglm import ChatGLMTokenizer
 
     return isinstance(tokenizer, ChatGLMTokenizer)
 
@@ -534,7 +534,7 @@ def _chatglm_segment(tokenizer, text: str, start: int, end: int) -> list[ChunkRe
 
 
 def _chatglm_appended(tokenizer, length: int) -> list[ChunkReplay]:
-    from tokviz.core.chatglm import BOS, GMASK
+    from tokviz.core.backends.chatglm import BOS, GMASK
 
     chunks = []
     for piece in (GMASK, BOS):

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
-from tokviz.core.chatglm import ChatGLMTokenizer
+from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.pipeline import Stage, pipeline
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
