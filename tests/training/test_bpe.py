@@ -102,7 +102,8 @@ def _rustbpe_merges(texts: list[str], vocab_size: int, pattern: str) -> list[byt
 
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
 def test_identical_merges_to_rustbpe(pattern):
-    import json, os
+    import json
+    import os
 
     # real text: the json package's own sources, plus the multilingual training texts
     folder = os.path.dirname(json.__file__)

@@ -61,7 +61,7 @@ def _cut_point(data: bytes) -> int:
     """Where to end a block: before the last space after a visible character, else after a
     newline, else at a character start."""
     last = None
-    for last in _CUT.finditer(data, max(0, len(data) - (1 << 16))):
+    for last in _CUT.finditer(data, max(0, len(data) - (1 << 16))):  # noqa: B007 (keeps the last match)
         pass
     if last is not None:
         return last.start() + 1
