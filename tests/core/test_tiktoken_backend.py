@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file
 from tokviz.core.tokenizer import TokenizerError
-from tokviz.core.tokens import TokenKind
+from tokviz.core.tokens import TokenKind, sanitize
 
 from .texts import MULTILINGUAL
 
@@ -103,6 +103,36 @@ def test_lone_surrogates_are_replaced_not_fatal(vocab):
     tokens = vocab("cl100k_base").encode("a\ud800b")
     assert b"".join(t.bytes for t in tokens) == "a\ufffdb".encode()
     assert tokens[-1].end == 3
+
+
+def test_surrogate_pair_is_joined_as_tiktoken_joins_it(vocab):
+    tok = vocab("cl100k_base")
+    own = tiktoken.Encoding("c", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks, special_tokens={})
+    assert own.encode("\ud83d\ude00") == own.encode("\U0001f600")  # tiktoken: the pair is one 😀
+    tokens = tok.encode("\ud83d\ude00")
+    assert [t.id for t in tokens] == own.encode("\U0001f600")
+    assert b"".join(t.bytes for t in tokens) == "\U0001f600".encode()
+    assert tokens[-1].end == 1  # spans refer to the sanitized text: one character
+    assert tok.encode_ids("\ude00\ud83d") == own.encode("\ufffd\ufffd")  # the wrong order: two lone ones
+
+
+SURROGATE_HEAVY = st.text(
+    st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.sampled_from("a 1\n😀é")),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(SURROGATE_HEAVY)
+def test_surrogates_encode_as_tiktoken_encodes_them(vocab, text):
+    tok = vocab("o200k_base")
+    own = tiktoken.Encoding("o", pat_str=tok.pattern, mergeable_ranks=tok.mergeable_ranks, special_tokens={})
+    tokens = tok.encode(text)
+    assert [t.id for t in tokens] == own.encode(text)
+    assert list(tok.encode_columns(text).ids) == own.encode(text)
+    clean = sanitize(text)
+    assert b"".join(t.bytes for t in tokens) == clean.encode()
+    assert not tokens or tokens[-1].end == len(clean)
 
 
 def test_empty_and_large_text(vocab):

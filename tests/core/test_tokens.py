@@ -36,6 +36,13 @@ def test_sanitize_replaces_lone_surrogates_keeping_offsets():
     assert sanitize("ok 根") == "ok 根"
 
 
+def test_sanitize_joins_surrogate_pairs_as_tiktoken_does():
+    assert sanitize("\ud83d\ude00!") == "\U0001f600!"
+    assert sanitize("\ude00\ud83d") == "\ufffd\ufffd"  # low then high: not a pair
+    assert sanitize("\ud83d\ud83d\ude00") == "\ufffd\U0001f600"
+
+
+
 @given(st.text())
 def test_offset_map_round_trips(text):
     omap = OffsetMap(text)

@@ -109,16 +109,22 @@ def hex_bytes(data: bytes) -> str:
 
 
 def sanitize(text: str) -> str:
-    """Replace lone surrogates (which cannot be UTF-8 encoded) with U+FFFD.
+    """Give the text tiktoken's `encode` cuts: surrogate pairs joined, lone surrogates U+FFFD.
 
-    Each lone surrogate is one code point and so is U+FFFD, so character offsets are unchanged.
-    tiktoken does the same fix-up inside `encode`; doing it once here keeps spans and bytes in step
-    for every backend.
+    A Python string can hold UTF-16 surrogates, which UTF-8 cannot encode. tiktoken fixes such a
+    string up before encoding (`encode("utf-16", "surrogatepass").decode("utf-16", "replace")`):
+    a high surrogate followed by a low one becomes the character they spell, any other surrogate
+    U+FFFD. tokviz does exactly that, once, for every backend, so bytes and ids agree with tiktoken.
+    Spans then refer to the sanitized text, which is shorter by one character per joined pair
+    (each lone surrogate is one code point, and so is its U+FFFD).
+
+    >>> sanitize("\\ud83d\\ude00 a\\ud800b") == "\\U0001f600 a\\ufffdb"
+    True
     """
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "".join(REPLACEMENT if "\ud800" <= c <= "\udfff" else c for c in text)
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
 
 
