@@ -26,7 +26,7 @@ from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
 
 from tokviz.core.resources import samples  # noqa: E402
 from tokviz.gui.app import build_app, build_window  # noqa: E402
-from tokviz.gui.main_window import default_specs  # noqa: E402
+from tokviz.gui.compare.window import default_specs  # noqa: E402
 
 
 def mixed_text(megabytes: float) -> str:

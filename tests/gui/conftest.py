@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from tokviz.gui.app import build_window
-from tokviz.gui.main_window import MainWindow
+from tokviz.gui.compare.window import MainWindow
 
 TIMEOUT_MS = 20_000
 

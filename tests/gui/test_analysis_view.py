@@ -12,7 +12,7 @@ from PySide6.QtGui import QGuiApplication
 
 from tokviz.core.analysis import context_budget
 from tokviz.core.resources import sample_text
-from tokviz.gui.analysis_view import (
+from tokviz.gui.tools.analysis_dialog import (
     COL_AT, COL_COST, COL_ERR, COL_EST, COL_FIT, COL_RATIO, COL_TOKENS, AnalysisDialog, open_analysis,
 )
 

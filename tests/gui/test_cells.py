@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, strategies as st
 
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
-from tokviz.gui.cells import ViewOptions, cell_for, cells_for, tooltip_text
-from tokviz.gui.token_layout import TokenLayout, covering
+from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for, tooltip_text
+from tokviz.gui.compare.token_layout import TokenLayout, covering
 
 FRAGMENT = Token(51461, b" \xe6\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")
 SPECIAL = Token(100257, b"<|endoftext|>", 0, 13, 0, 13, TokenKind.SPECIAL, "<|endoftext|>")
@@ -85,7 +85,7 @@ def test_covering_equals_brute_force(lengths: list[int], a: int, b: int) -> None
 
 def test_model_modules_do_not_import_qt() -> None:
     code = (
-        "import sys, tokviz.gui.cells, tokviz.gui.token_layout, tokviz.gui.offsets, tokviz.gui.encode_process;"
+        "import sys, tokviz.gui.compare.cells, tokviz.gui.compare.token_layout, tokviz.gui.compare.offsets, tokviz.gui.compare.encode_process;"
         "assert 'PySide6' not in sys.modules, 'Qt imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -115,7 +115,7 @@ def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
 def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     from tokviz.core.tokenizer import SpecialPolicy
     from tokviz.core.columns import TokenColumns
-    from tokviz.gui.encode_process import encode
+    from tokviz.gui.compare.encode_process import encode
 
     qwen = vocab("qwen")
     text = "根 안녕 👋🏽 <|endoftext|> plain"
@@ -130,11 +130,11 @@ def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
 def test_doctests_of_the_gui_helpers() -> None:
     import doctest
 
-    import tokviz.gui.cells
-    import tokviz.gui.offsets
-    import tokviz.gui.stats
-    import tokviz.gui.token_layout
+    import tokviz.gui.compare.cells
+    import tokviz.gui.compare.offsets
+    import tokviz.gui.compare.stats_chart
+    import tokviz.gui.compare.token_layout
 
-    for module in (tokviz.gui.cells, tokviz.gui.offsets, tokviz.gui.stats, tokviz.gui.token_layout):
+    for module in (tokviz.gui.compare.cells, tokviz.gui.compare.offsets, tokviz.gui.compare.stats_chart, tokviz.gui.compare.token_layout):
         failed, tried = doctest.testmod(module)
         assert tried and not failed, module.__name__

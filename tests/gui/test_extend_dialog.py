@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tokviz.core import catalog
-from tokviz.gui.extend_dialog import ExtendDialog, open_extend_dialog, parse_words
+from tokviz.gui.tools.extend_dialog import ExtendDialog, open_extend_dialog, parse_words
 
 TIMEOUT = 20_000
 SEED = "我是一只猫\t20\n你是一只猫\t10\n他是一只猫\t5\n一只\t200\n一只猫\t100\n夸张的 比喻手法\t20\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.gui.conftest import wait_ready
 from tokviz.gui.app import build_window
-from tokviz.gui.fetch_panel import FetchBar, FetchWorker
+from tokviz.gui.compare.fetch_bar import FetchBar, FetchWorker
 
 
 def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(qtbot, settings, monkeypatch, tmp_path: Path) -> None:

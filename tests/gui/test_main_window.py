@@ -9,7 +9,7 @@ from tests.gui.conftest import wait_ready
 from tokviz.core.resources import sample_text
 from tokviz.core.tokens import TokenKind, hex_bytes
 from tokviz.gui.app import build_window
-from tokviz.gui.main_window import default_specs
+from tokviz.gui.compare.window import default_specs
 
 KOREAN_EMOJI_CODE = "안녕하세요 👋🏽 세계!\ndef greet(name):\n    return f'{name} 🎉'\n"
 

@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from tests.core.test_chatglm import _train
-from tokviz.gui.pipeline_view import PipelineView
+from tokviz.gui.tools.pipeline_dialog import PipelineDialog
 
 TIMEOUT_MS = 20_000
 
@@ -18,15 +18,15 @@ def standin_path(tmp_path_factory) -> str:
     return _train(tmp_path_factory)
 
 
-def make_view(qtbot, spec: str, text: str, **kwargs) -> PipelineView:
-    view = PipelineView(spec, text, **kwargs)
+def make_view(qtbot, spec: str, text: str, **kwargs) -> PipelineDialog:
+    view = PipelineDialog(spec, text, **kwargs)
     qtbot.addWidget(view)
     with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
         pass
     return view
 
 
-def names(view: PipelineView) -> list[str]:
+def names(view: PipelineDialog) -> list[str]:
     return [box.stage.name for box in view.boxes]
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from tokviz.core.tokenizer import SpecialPolicy
-from tokviz.gui.replay_view import MAX_CHARS, Chip, ChipFlow, ReplayView
+from tokviz.gui.tools.replay_dialog import MAX_CHARS, Chip, ChipFlow, ReplayDialog
 
 TIMEOUT_MS = 20_000
 
 
-def make_view(qtbot, spec: str, text: str, **kwargs) -> ReplayView:
-    view = ReplayView(spec, text, **kwargs)
+def make_view(qtbot, spec: str, text: str, **kwargs) -> ReplayDialog:
+    view = ReplayDialog(spec, text, **kwargs)
     qtbot.addWidget(view)
     with qtbot.waitSignal(view.ready, timeout=TIMEOUT_MS):
         pass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tests.gui.conftest import wait_ready
 from tokviz.core.decoding import buffered_stream, naive_stream
 from tokviz.gui.app import build_window, parse_args
-from tokviz.gui.stream_view import StreamDialog
+from tokviz.gui.compare.stream_dialog import StreamDialog
 
 
 def test_settings_restore_panes_text_and_options(qtbot, settings) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tokviz.gui import tools_menu
+from tokviz.gui.tools import menu as tools_menu
 
 from .conftest import TIMEOUT_MS
 

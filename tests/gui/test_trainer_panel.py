@@ -18,9 +18,9 @@ from PySide6.QtCore import QThread, QTimer
 
 from tokviz.core import catalog
 from tokviz.core.tokens import display_text, hex_bytes
-from tokviz.gui import trainer_worker
-from tokviz.gui.trainer_panel import TrainerPanel, free_base, trained_dir
-from tokviz.gui.trainer_worker import TrainerWorker, TrainingJob
+from tokviz.gui.trainer import worker as trainer_worker
+from tokviz.gui.trainer.panel import TrainerPanel, free_base, trained_dir
+from tokviz.gui.trainer.worker import TrainerWorker, TrainingJob
 from tokviz.training import vocabfile
 from tokviz.training.vocabfile import trained_tokenizer
 
@@ -306,7 +306,7 @@ def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Pa
 def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir: Path, big_corpus: Path, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings
 
-    from tokviz.gui import tools_menu
+    from tokviz.gui.tools import menu as tools_menu
     from tokviz.gui.app import build_window
 
     window = build_window(specs=["tokviz-samples"], text="hello", restore=False,

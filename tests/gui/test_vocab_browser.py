@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tokviz.core.vocabulary import COLUMNS
-from tokviz.gui.vocab_browser import VocabBrowser, open_vocab_browser
+from tokviz.gui.tools.vocab_browser import VocabBrowser, open_vocab_browser
 
 TIMEOUT_MS = 20_000
 COLUMN = {name: k for k, (name, _) in enumerate(COLUMNS)}

@@ -14,8 +14,8 @@ from typing import Mapping, Sequence
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
-from tokviz.gui.main_window import MainWindow
-from tokviz.gui.theme import icon, stylesheet
+from tokviz.gui.compare.window import MainWindow
+from tokviz.gui.widgets.theme import icon, stylesheet
 
 ORGANIZATION = "tokviz"
 APPLICATION = "tokviz"

@@ -9,13 +9,13 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core.tokenizer import SpecialPolicy
-from tokviz.gui.encode_process import TokenizerInfo
-from tokviz.gui.cell_metrics import Fonts
-from tokviz.gui.cells import ViewOptions
-from tokviz.gui.stats import PaneStats
-from tokviz.gui.theme import icon
-from tokviz.gui.token_view import TokenView
-from tokviz.gui.workers import PaneResult, PaneWorker, TokenizeRequest
+from tokviz.gui.compare.encode_process import TokenizerInfo
+from tokviz.gui.compare.cell_metrics import Fonts
+from tokviz.gui.compare.cells import ViewOptions
+from tokviz.gui.compare.stats_chart import PaneStats
+from tokviz.gui.widgets.theme import icon
+from tokviz.gui.compare.token_view import TokenView
+from tokviz.gui.compare.pane_worker import PaneResult, PaneWorker, TokenizeRequest
 
 POLICIES = ("none", "all", "raise")
 MAX_OCCURRENCES_SHOWN = 8

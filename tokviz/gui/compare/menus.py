@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from tokviz.core import catalog
-from tokviz.gui.cells import VIEW_MODES
-from tokviz.gui.theme import icon
+from tokviz.gui.compare.cells import VIEW_MODES
+from tokviz.gui.widgets.theme import icon
 
 if TYPE_CHECKING:
-    from tokviz.gui.main_window import MainWindow
+    from tokviz.gui.compare.window import MainWindow
 
 
 def build_menus(window: "MainWindow") -> None:
@@ -19,7 +19,7 @@ def build_menus(window: "MainWindow") -> None:
     _samples_menu(window)
     _view_menu(window)
     _tokenizers_menu(window)
-    from tokviz.gui.tools_menu import build_tools_menu
+    from tokviz.gui.tools.menu import build_tools_menu
 
     build_tools_menu(window)
 
@@ -85,7 +85,7 @@ def _ask_context_limit(w: "MainWindow") -> None:
 def _tokenizers_menu(w: "MainWindow") -> None:
     menu = w.menuBar().addMenu("&Tokenizers")
     add = menu.addMenu(icon("add"), "&Add")
-    from tokviz.gui.main_window import loadable
+    from tokviz.gui.compare.window import loadable
 
     try:
         entries = catalog.entries()

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from tokviz.gui.cells import Cell
+from tokviz.gui.compare.cells import Cell
 
 PAD_X = 3.0  # inside a cell, left and right
 PILL_PAD_X = 6.0  # pills are rounder

@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.tokens import hex_bytes
-from tokviz.gui.background import load_tokenizer, start_worker_thread, stopper
-from tokviz.gui.theme import icon
+from tokviz.gui.work.background import load_tokenizer, start_worker_thread, stopper
+from tokviz.gui.widgets.theme import icon
 from tokviz.training.extend import (
     Extension, ExtensionError, learn_extension, read_word_list, save_extension,
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
-from tokviz.gui.curve_view import CurveView
-from tokviz.gui.trainer_worker import RecutWorker
+from tokviz.gui.trainer.curve_chart import CurveChart
+from tokviz.gui.trainer.worker import RecutWorker
 from tokviz.training.trainer import TrainingResult
 
 DEBOUNCE_MS = 40
@@ -52,7 +52,7 @@ class RecutBox(QWidget):
         self.slider.valueChanged.connect(self._on_slider)
         self.count_label = QLabel("Train a vocabulary to re-cut the text with fewer merges.", wordWrap=True)
         self.count_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.curve = CurveView("This text: tokens vs vocabulary size", color="#f28e2b")
+        self.curve = CurveChart("This text: tokens vs vocabulary size", color="#f28e2b")
         self.curve.placeholder = "the curve appears when training is done"
         left = QVBoxLayout()
         left.addWidget(self.header)

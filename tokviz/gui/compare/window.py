@@ -12,14 +12,14 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
-from tokviz.gui.cells import VIEW_MODES, ViewOptions
-from tokviz.gui.editor import InputEditor
-from tokviz.gui.fetch_panel import FetchBar
-from tokviz.gui.offsets import Utf16Map
-from tokviz.gui.samples import sample_text
-from tokviz.gui.stats import TokenBarChart
-from tokviz.gui.theme import icon
-from tokviz.gui.token_pane import TokenPane
+from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
+from tokviz.gui.compare.editor import InputEditor
+from tokviz.gui.compare.fetch_bar import FetchBar
+from tokviz.gui.compare.offsets import Utf16Map
+from tokviz.gui.compare.samples import sample_text
+from tokviz.gui.compare.stats_chart import TokenBarChart
+from tokviz.gui.widgets.theme import icon
+from tokviz.gui.compare.pane import TokenPane
 
 PREFERRED = ("cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1")
 DEBOUNCE_MS = 250
@@ -74,7 +74,7 @@ class MainWindow(QMainWindow):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.flush_text)
         self._build_ui()
-        from tokviz.gui.menus import build_menus  # menus import this module's window type
+        from tokviz.gui.compare.menus import build_menus  # menus import this module's window type
 
         build_menus(self)
         saved = self._restore_settings() if restore else {}
@@ -357,7 +357,7 @@ class MainWindow(QMainWindow):
             self.show_message(f"{pane.spec}: nothing to stream yet")
 
     def _show_stream(self, pane: TokenPane, ids: list, naive: list, buffered: list) -> None:
-        from tokviz.gui.stream_view import StreamDialog
+        from tokviz.gui.compare.stream_dialog import StreamDialog
 
         self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self)
         self._stream.show()

@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from tokviz.gui.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR
+from tokviz.gui.widgets.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR
 
 
 def compact(value: float) -> str:
@@ -50,7 +50,7 @@ def nice_ticks(top: float, count: int = 4) -> list[float]:
     return [i * step for i in range(n + 1)]
 
 
-class CurveView(QWidget):
+class CurveChart(QWidget):
     """y against x as a line, with an optional marker (a vertical line and its value)."""
 
     def __init__(self, title: str = "", *, x_label: str = "vocabulary size", y_label: str = "tokens",

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from tokviz.gui.train_process import TrainingJob, serve_training
+from tokviz.gui.trainer.train_process import TrainingJob, serve_training
 from tokviz.training.curve import default_ks
 from tokviz.training.events import Progress
 from tokviz.training.trainer import TrainingResult

@@ -30,9 +30,9 @@ from tokviz.core.analysis import (
     analyze_text, format_inflation, stats_rows, to_csv, to_json, truncate_to_tokens,
 )
 from tokviz.core.tokenizer import Tokenizer
-from tokviz.gui.charts import BarChart, scripts_model, tokens_model
-from tokviz.gui.background import load_tokenizer, start_worker_thread, stopper
-from tokviz.gui.theme import icon
+from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
+from tokviz.gui.work.background import load_tokenizer, start_worker_thread, stopper
+from tokviz.gui.widgets.theme import icon
 
 # -- the worker ------------------------------------------------------------------------------------
 

@@ -16,11 +16,11 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.gui.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
-from tokviz.gui.cells import Cell, tooltip_text
-from tokviz.gui.theme import TokenColors, token_colors
-from tokviz.gui.token_layout import TokenLayout, covering
-from tokviz.gui.workers import PaneResult
+from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
+from tokviz.gui.compare.cells import Cell, tooltip_text
+from tokviz.gui.widgets.theme import TokenColors, token_colors
+from tokviz.gui.compare.token_layout import TokenLayout, covering
+from tokviz.gui.compare.pane_worker import PaneResult
 
 MARGIN = 6.0
 LINE_GAP = 3.0

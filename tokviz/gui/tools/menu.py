@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtWidgets import QMenu
 
-from tokviz.gui.theme import icon
+from tokviz.gui.widgets.theme import icon
 
 if TYPE_CHECKING:
-    from tokviz.gui.main_window import MainWindow
-    from tokviz.gui.token_pane import TokenPane
+    from tokviz.gui.compare.window import MainWindow
+    from tokviz.gui.compare.pane import TokenPane
 
 
 def build_tools_menu(window: "MainWindow") -> QMenu:
@@ -50,7 +50,7 @@ def selection_or_text(window: "MainWindow") -> tuple[int, int] | None:
 
 
 def open_vocabulary(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.vocab_browser import open_vocab_browser
+    from tokviz.gui.tools.vocab_browser import open_vocab_browser
 
     tokens = pane.result.tokens if pane.result is not None else None
     dialog = open_vocab_browser(window, pane.spec, window.text(), tokens)
@@ -59,24 +59,24 @@ def open_vocabulary(window: "MainWindow", pane: "TokenPane"):
 
 
 def open_replay(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.replay_view import open_replay_view
+    from tokviz.gui.tools.replay_dialog import open_replay_dialog
 
-    view = open_replay_view(window, pane.spec, window.text(), policy=pane.policy,
+    view = open_replay_dialog(window, pane.spec, window.text(), policy=pane.policy,
                             selection=selection_or_text(window))
     view.jump_to.connect(window.highlight_chars)
     return view
 
 
 def open_pipeline(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.pipeline_view import open_pipeline_view
+    from tokviz.gui.tools.pipeline_dialog import open_pipeline_dialog
 
     span = selection_or_text(window)
     text = window.text() if span is None else window.text()[span[0]:span[1]]
-    return open_pipeline_view(window, pane.spec, text, policy=pane.policy)
+    return open_pipeline_dialog(window, pane.spec, text, policy=pane.policy)
 
 
 def open_analysis(window: "MainWindow"):
-    from tokviz.gui.analysis_view import open_analysis as open_dialog
+    from tokviz.gui.tools.analysis_dialog import open_analysis as open_dialog
 
     dialog = getattr(window, "_analysis_dialog", None)
     specs = [p.spec for p in window.panes]
@@ -89,7 +89,7 @@ def open_analysis(window: "MainWindow"):
 
 def open_extend(window: "MainWindow"):
     from tokviz.core import catalog
-    from tokviz.gui.extend_dialog import open_extend_dialog
+    from tokviz.gui.tools.extend_dialog import open_extend_dialog
 
     base = next((p.spec for p in window.panes if (e := catalog.find(p.spec)) and e.format == "tiktoken"), None)
     dialog = getattr(window, "_extend_dialog", None)
@@ -103,7 +103,7 @@ def open_extend(window: "MainWindow"):
 
 
 def open_trainer(window: "MainWindow"):
-    from tokviz.gui.trainer_panel import TrainerDialog
+    from tokviz.gui.trainer.panel import TrainerDialog
 
     dialog = getattr(window, "_trainer_dialog", None)
     if dialog is None:

@@ -1,6 +1,6 @@
 """The pipeline view: the stages a text goes through in one tokenizer, top to bottom.
 
-`PipelineView` loads the tokenizer named by a spec on a worker thread and shows
+`PipelineDialog` loads the tokenizer named by a spec on a worker thread and shows
 `tokviz.core.pipeline.pipeline`'s stages as labelled boxes: the normalized text, the
 pre-tokenization chunks, the model's pieces (with their ids), the special tokens added and the
 final ids. For SentencePiece models two options apply: "Add BOS" and "ChatGLM-6B profile", which
@@ -27,10 +27,10 @@ from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.pipeline import Stage, pipeline
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
-from tokviz.gui.replay_view import Chip, ChipFlow, scrolled
-from tokviz.gui.theme import token_colors
-from tokviz.gui.background import BackgroundCall
-from tokviz.gui.widgets import busy_page, error_label, plain_text_labels
+from tokviz.gui.tools.replay_dialog import Chip, ChipFlow, scrolled
+from tokviz.gui.widgets.theme import token_colors
+from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 
 MAX_CHARS = 20_000  # a longer text is cut, with a message
 MAX_TEXT_SHOWN = 4_000  # characters of a text stage shown in its box
@@ -110,7 +110,7 @@ class StageBox(QFrame):
         return [c.label for c in self.chips.chips] if self.chips is not None else []
 
 
-class PipelineView(QDialog):
+class PipelineDialog(QDialog):
     """The stages of `text` in the tokenizer `spec`, as a vertical list of stage boxes."""
 
     ready = Signal()  # stages (or a message saying why there are none) are shown
@@ -254,13 +254,13 @@ class PipelineView(QDialog):
         super().closeEvent(event)
 
 
-def open_pipeline_view(parent: QWidget | None, spec: str, text: str, *,
-                       policy: SpecialPolicy | str = "none") -> PipelineView:
+def open_pipeline_dialog(parent: QWidget | None, spec: str, text: str, *,
+                       policy: SpecialPolicy | str = "none") -> PipelineDialog:
     """Open (show) a non-modal pipeline view of `text` in `spec`.
 
-    >>> open_pipeline_view(window, pane.spec, window.text(), policy=pane.policy)  # doctest: +SKIP
+    >>> open_pipeline_dialog(window, pane.spec, window.text(), policy=pane.policy)  # doctest: +SKIP
     """
-    view = PipelineView(spec, text, policy=policy, parent=parent)
+    view = PipelineDialog(spec, text, policy=policy, parent=parent)
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     view.show()
     return view

@@ -41,12 +41,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.gui.curve_view import CurveView, compact
-from tokviz.gui.merge_table import MergeTableModel
-from tokviz.gui.trained_list import TrainedList, free_base, human_bytes, trained_dir
-from tokviz.gui.trainer_form import TrainerForm
-from tokviz.gui.trainer_recut import RecutBox
-from tokviz.gui.trainer_worker import TrainerController, TrainerProgress
+from tokviz.gui.trainer.curve_chart import CurveChart, compact
+from tokviz.gui.trainer.merge_table import MergeTableModel
+from tokviz.gui.trainer.trained_list import TrainedList, free_base, human_bytes, trained_dir
+from tokviz.gui.trainer.form import TrainerForm
+from tokviz.gui.trainer.recut import RecutBox
+from tokviz.gui.trainer.worker import TrainerController, TrainerProgress
 from tokviz.training import vocabfile
 from tokviz.training.events import TrainingError
 from tokviz.training.trainer import TrainingResult
@@ -135,7 +135,7 @@ class TrainerPanel(QWidget):
         for col, width in enumerate((56, 80, 80, 110, 150, 70)):
             header.resizeSection(col, width)
         header.setStretchLastSection(True)
-        self.corpus_curve = CurveView("Corpus: tokens vs vocabulary size")
+        self.corpus_curve = CurveChart("Corpus: tokens vs vocabulary size")
         self.corpus_curve.placeholder = "the curve grows as merges are learned"
         live = QSplitter(Qt.Orientation.Horizontal)
         live.addWidget(self._titled("Merges, in the order learned", self.merges_view))

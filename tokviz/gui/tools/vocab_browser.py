@@ -36,9 +36,9 @@ from tokviz.core.tokens import Token, TokenKind
 from tokviz.core.vocabulary import (
     COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
 )
-from tokviz.gui.background import BackgroundCall
-from tokviz.gui.theme import token_colors
-from tokviz.gui.widgets import busy_page, error_label, plain_text_labels
+from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.widgets.theme import token_colors
+from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 
 DEBOUNCE_MS = 150
 MAX_OFFSETS_SHOWN = 500

@@ -24,9 +24,9 @@ from PySide6.QtCore import QObject, Signal, Slot
 from tokviz.core.columns import EncodedColumns, TokenColumns
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
-from tokviz.gui.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.cells import Cell, ViewOptions, cell_for
-from tokviz.gui.encode_process import TokenizerInfo, serve
+from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
+from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for
+from tokviz.gui.compare.encode_process import TokenizerInfo, serve
 
 POLL_S = 0.05  # how often a waiting worker looks at its cancel flag
 

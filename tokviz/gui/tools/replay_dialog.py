@@ -1,6 +1,6 @@
 """The merge replay dialog: how a tokenizer cuts a piece of text, chunk by chunk, merge by merge.
 
-`ReplayView` loads the tokenizer named by a spec and runs `tokviz.core.replay.replay_with` on the
+`ReplayDialog` loads the tokenizer named by a spec and runs `tokviz.core.replay.replay_with` on the
 text (or the selected range of it) on a worker thread, then shows the pre-tokenization chunks as
 chips and, for the selected chunk, every state from single bytes (or characters, for SentencePiece)
 to the final tokens: one row of coloured part boxes per merge, with the merge's rank, and a slider
@@ -37,9 +37,9 @@ from tokviz.core.replay import (
 )
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
-from tokviz.gui.theme import token_colors
-from tokviz.gui.background import BackgroundCall
-from tokviz.gui.widgets import busy_page, plain_text_labels
+from tokviz.gui.widgets.theme import token_colors
+from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.widgets.labels import busy_page, plain_text_labels
 
 MAX_CHARS = 5_000  # a longer selection is cut, with a message
 SYNC_CHARS = 2_000  # up to this many characters a given tokenizer replays in the GUI thread
@@ -335,7 +335,7 @@ def _ids_text(ids: Sequence[int], limit: int = 200) -> str:
     return f"[{shown}{', …' if len(ids) > limit else ''}]  ({len(ids):,} ids)"
 
 
-class ReplayView(QDialog):
+class ReplayDialog(QDialog):
     """Merge replay of `text` (or `text[selection[0]:selection[1]]`) in the tokenizer `spec`.
 
     The range is replayed as a text of its own (its first and last chunk can differ from the cut
@@ -560,14 +560,14 @@ class ReplayView(QDialog):
         super().closeEvent(event)
 
 
-def open_replay_view(parent: QWidget | None, spec: str, text: str, *, policy: SpecialPolicy | str = "none",
-                     selection: tuple[int, int] | None = None) -> ReplayView:
+def open_replay_dialog(parent: QWidget | None, spec: str, text: str, *, policy: SpecialPolicy | str = "none",
+                     selection: tuple[int, int] | None = None) -> ReplayDialog:
     """Open (show) a non-modal merge replay of `text[selection]` in `spec`.
 
-    >>> view = open_replay_view(  # doctest: +SKIP
+    >>> view = open_replay_dialog(  # doctest: +SKIP
     ...     window, pane.spec, window.text(), policy=pane.policy, selection=(a, b))
     """
-    view = ReplayView(spec, text, policy=policy, selection=selection, parent=parent)
+    view = ReplayDialog(spec, text, policy=policy, selection=selection, parent=parent)
     view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     view.show()
     return view

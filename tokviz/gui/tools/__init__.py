@@ -1,0 +1,1 @@
+"""The Tools dialogs: vocabulary browser, merge replay, pipeline, cost analysis, vocabulary extension."""

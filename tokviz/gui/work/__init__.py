@@ -1,0 +1,1 @@
+"""Background work: every thread and child process the GUI starts goes through this package."""
