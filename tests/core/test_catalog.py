@@ -13,6 +13,8 @@ def test_every_builtin_entry_is_provisioned_and_verified():
     for entry in catalog.builtin_entries():
         assert entry.available, f"{entry.name} missing: run tokviz vocabs fetch"
         assert entry.verified_path() == entry.path
+        for extra in entry.extras:
+            assert entry.extra_path(extra.file[-4:]) == extra.path
 
 
 def test_names_and_aliases_resolve():

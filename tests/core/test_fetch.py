@@ -4,24 +4,32 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 import json
+import tarfile
 import threading
 import zipfile
 
 import pytest
 
 from tokviz.core import catalog
-from tokviz.core.fetch import FetchCancelled, FetchError, fetch
+from tokviz.core.fetch import FetchCancelled, FetchError, _Archive, fetch
+from tokviz.core.tokenizer import TokenizerError
 
 RANKS = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
 RANKS_SHA256 = hashlib.sha256(RANKS).hexdigest()
 MEMBER = "vocabpkg/data/tiny.tiktoken"
 
 
+CASES = b"ab\n__ggml_vocab_test__\nb\n"
+CASES_MEMBER = "vocabpkg/data/tiny.tiktoken.inp"
+
+
 def make_wheel(folder, payload=RANKS):
     path = folder / "vocabpkg-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr(MEMBER, payload)
+        z.writestr(CASES_MEMBER, CASES)
         z.writestr("vocabpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: vocabpkg\nVersion: 1.0\n")
         z.writestr("vocabpkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         z.writestr("vocabpkg-1.0.dist-info/RECORD", "")
@@ -39,11 +47,12 @@ def local_registry(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(packages))
 
-    def write_catalog(sha256=RANKS_SHA256):
+    def write_catalog(sha256=RANKS_SHA256, extras=()):
         (data / "catalog.json").write_text(json.dumps({"entries": [{
             "name": "tiny", "format": "tiktoken", "file": "tiny.tiktoken", "sha256": sha256,
             "pattern": r"\S+|\s+",
             "source": {"package": "vocabpkg==1.0", "archive": "wheel", "member": MEMBER},
+            "extras": list(extras),
         }]}))
 
     write_catalog()
@@ -93,3 +102,45 @@ def test_cancel_leaves_nothing_behind(local_registry):
     with pytest.raises(FetchCancelled):
         fetch(["tiny"], cancel=cancel)
     assert not catalog.find("tiny").path.exists()
+
+
+def test_extra_files_come_from_the_same_archive_and_are_checked(local_registry):
+    packages, write_catalog = local_registry
+    make_wheel(packages)
+    extra = {"file": "cases/tiny.inp", "member": CASES_MEMBER, "sha256": hashlib.sha256(CASES).hexdigest()}
+    write_catalog(extras=[extra])
+    [result] = fetch(["tiny"])
+    assert result.ok
+    entry = catalog.find("tiny")
+    assert entry.extra_path(".inp").read_bytes() == CASES
+    entry.extra_path(".inp").write_bytes(b"edited")
+    with pytest.raises(TokenizerError, match="does not match its sha256.*tokviz vocabs fetch tiny"):
+        entry.extra_path(".inp")
+    [again] = fetch(["tiny"])  # the main file is fine, the extra is not: fetched again
+    assert again.ok and not again.message.startswith("already here")
+    assert entry.extra_path(".inp").read_bytes() == CASES
+    write_catalog(extras=[{**extra, "sha256": "0" * 64}])
+    [refused] = fetch(["tiny"], force=True)
+    assert not refused.ok and "tiny.inp: refusing the file" in refused.message
+
+
+def test_a_compressed_tar_is_read_in_one_pass(tmp_path):
+    path = tmp_path / "pkg-1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        for name, data in [("pkg-1.0/a", b"A"), ("pkg-1.0/dir", None), ("pkg-1.0/b", b"BB")]:
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                t.addfile(info)
+            else:
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+    archive = _Archive(path, {"pkg-1.0/a", "pkg-1.0/b"})
+    assert archive.read("pkg-1.0/b", None) == b"BB" and archive.read("pkg-1.0/a", None) == b"A"
+    with pytest.raises(FetchError, match="pkg-1.0.tar.gz has no pkg-1.0/c"):
+        archive.read("pkg-1.0/c", None)
+    with pytest.raises(FetchError, match="pkg-1.0/dir in pkg-1.0.tar.gz is not a file"):
+        archive.read("pkg-1.0/dir", None)
+    path.write_bytes(b"not a tar")
+    with pytest.raises(FetchError, match="not a readable archive"):
+        _Archive(path, set()).read("x", None)

@@ -39,11 +39,25 @@ def vocab_dir() -> Path:
 
 
 @dataclass(frozen=True)
+class ExtraFile:
+    """A file that comes with a vocabulary from the same archive (llama.cpp's test cases for its
+    GGUF vocabularies): fetched, checked and kept beside it, never loaded as a vocabulary."""
+
+    file: str  # relative to the vocabulary folder
+    member: str  # inside the entry's source archive
+    sha256: str
+
+    @property
+    def path(self) -> Path:
+        return vocab_dir() / self.file
+
+
+@dataclass(frozen=True)
 class CatalogEntry:
     name: str
     title: str
-    family: str  # tiktoken | sentencepiece | huggingface | trained
-    format: str  # tiktoken | sentencepiece | tokenizer.json | trained (a .tiktoken with its sidecar)
+    family: str  # tiktoken | sentencepiece | huggingface | trained | gguf
+    format: str  # tiktoken | sentencepiece | tokenizer.json | gguf | trained (a .tiktoken with its sidecar)
     file: str
     sha256: str
     pattern: str | None = None
@@ -53,6 +67,7 @@ class CatalogEntry:
     source: Mapping[str, str] | None = None
     bundled: bool = False  # shipped inside tokviz (resources/vocabs), always available
     user: bool = False
+    extras: tuple[ExtraFile, ...] = ()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], *, user: bool = False) -> "CatalogEntry":
@@ -75,6 +90,9 @@ class CatalogEntry:
             source=data.get("source"),
             bundled=bool(data.get("bundled", False)),
             user=user,
+            extras=tuple(
+                ExtraFile(x["file"], x["member"], x["sha256"].lower()) for x in data.get("extras", ())
+            ),
         )
 
     @property
@@ -87,6 +105,20 @@ class CatalogEntry:
     @property
     def available(self) -> bool:
         return self.path.is_file()
+
+    def extra_path(self, suffix: str) -> Path:
+        """The verified extra file whose name ends with `suffix` (`.inp`); raises TokenizerError
+        saying how to provision it."""
+        for extra in self.extras:
+            if extra.file.endswith(suffix):
+                path = extra.path
+                if not path.is_file() or file_sha256(path) != extra.sha256:
+                    state = "does not match its sha256" if path.is_file() else "is missing"
+                    raise TokenizerError(
+                        f"{path} {state} (it comes with {self.name}); run `tokviz vocabs fetch {self.name}`"
+                    )
+                return path
+        raise TokenizerError(f"{self.name} has no extra file ending in {suffix!r}")
 
     def verified_path(self) -> Path:
         """The file, after checking its sha256; raises TokenizerError saying what to do."""
