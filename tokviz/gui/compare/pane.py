@@ -123,7 +123,9 @@ class TokenPane(QFrame):
         self._load.connect(self._worker.load)
         self._request.connect(self._worker.run)
         self._stream_request.connect(self._worker.stream)
-        self._worker.streamed.connect(lambda ids, naive, buffered: self.stream_ready.emit(self, ids, naive, buffered))
+        # bound methods of this pane, never lambdas: a lambda has no thread of its own, so PySide
+        # would run it on the worker's thread
+        self._worker.streamed.connect(self._on_streamed)
         self._worker.loaded.connect(self._on_loaded)
         self._worker.load_failed.connect(self._on_load_failed)
         self._worker.finished.connect(self._on_finished)
@@ -194,6 +196,9 @@ class TokenPane(QFrame):
         self.policy_combo.addItems([s for s in specials if self.policy_combo.findText(s) < 0])
         self._submit()
         self.updated.emit(self)
+
+    def _on_streamed(self, ids: object, naive: object, buffered: object) -> None:
+        self.stream_ready.emit(self, ids, naive, buffered)
 
     def _on_load_failed(self, message: str) -> None:
         self._show_error(message)
