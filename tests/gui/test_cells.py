@@ -85,7 +85,7 @@ def test_covering_equals_brute_force(lengths: list[int], a: int, b: int) -> None
 
 def test_model_modules_do_not_import_qt() -> None:
     code = (
-        "import sys, tokviz.gui.compare.cells, tokviz.gui.compare.token_layout, tokviz.gui.compare.offsets, tokviz.gui.compare.encode_process;"
+        "import sys, tokviz.gui.compare.cells, tokviz.gui.compare.token_layout, tokviz.gui.compare.offsets;"
         "assert 'PySide6' not in sys.modules, 'Qt imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
@@ -110,21 +110,6 @@ def test_many_void_qt_calls_do_not_abort_the_interpreter() -> None:
         "p.end()\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-
-
-def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
-    from tokviz.core.tokenizer import SpecialPolicy
-    from tokviz.core.columns import TokenColumns
-    from tokviz.gui.compare.encode_process import encode
-
-    qwen = vocab("qwen")
-    text = "根 안녕 👋🏽 <|endoftext|> plain"
-    policy = SpecialPolicy.parse("all")
-    expected = qwen.encode_with(text, policy)
-    tokens = TokenColumns(encode(qwen, text, policy))
-    assert tokens == expected and len(tokens) == len(expected)
-    assert tokens[-1] == expected[-1] and tokens[1:3] == expected[1:3]
-    assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}
 
 
 def test_doctests_of_the_gui_helpers() -> None:

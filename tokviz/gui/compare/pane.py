@@ -9,7 +9,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core.tokenizer import SpecialPolicy
-from tokviz.gui.compare.encode_process import TokenizerInfo
+from tokviz.core.encode_server import TokenizerInfo
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
 from tokviz.gui.compare.stats_chart import PaneStats

@@ -1,7 +1,7 @@
 """Loading and tokenizing off the GUI thread, and off the GUI process.
 
 One `PaneWorker` per pane lives on its own QThread and owns one child process (see
-`encode_process`: the core's 1 MB encode holds the GIL for hundreds of milliseconds, which a thread
+`tokviz.core.encode_server`: the core's 1 MB encode holds the GIL for hundreds of milliseconds, which a thread
 in this process would turn into a frozen window). The worker thread sends requests down a pipe and
 waits for the reply without holding the GIL, then turns the columns into cells and widths.
 
@@ -26,7 +26,7 @@ from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for
-from tokviz.gui.compare.encode_process import TokenizerInfo, serve
+from tokviz.core.encode_server import TokenizerInfo, serve
 
 POLL_S = 0.05  # how often a waiting worker looks at its cancel flag
 

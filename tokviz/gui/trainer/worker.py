@@ -1,7 +1,7 @@
 """Training off the GUI thread: a worker `QObject` on a `QThread`, and the controller that owns both.
 
 `TrainerWorker.run(job)` runs `tokviz.training.trainer.train` for the job in a child process
-(`train_process`: the merge loop would otherwise starve the GUI thread of the GIL) and waits for
+(`tokviz.training.process`: the merge loop would otherwise starve the GUI thread of the GIL) and waits for
 its messages on the worker's thread, relaying them as signals. Every run ends in exactly one
 terminal signal: `finished(TrainingResult)`, `failed(str)` or `cancelled()`. `cancel()` is a plain
 method setting a `threading.Event` (a queued slot would only run once training is over); the
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
-from tokviz.gui.trainer.train_process import TrainingJob, serve_training
+from tokviz.training.process import TrainingJob, serve_training
 from tokviz.training.curve import default_ks
 from tokviz.training.events import Progress
 from tokviz.training.trainer import TrainingResult
