@@ -27,16 +27,12 @@ CONVERSATION = [
 def gguf_file(name: str) -> Path:
     """A llama.cpp test vocabulary from the data folder (`tokviz vocabs fetch ggml-vocab-NAME`)."""
     entry = catalog.find(f"ggml-vocab-{name}")
-    if entry is not None:
-        try:
-            return entry.verified_path()
-        except TokenizerError as e:
-            pytest.fail(f"{e}\n(the README's test command provisions test vocabularies)", pytrace=False)
-    path = catalog.vocab_dir() / "llama.cpp" / f"ggml-vocab-{name}.gguf"
-    if not path.is_file():
-        # until the catalog lists the llama.cpp vocabularies, there is nothing to provision them
-        pytest.skip(f"the llama.cpp GGUF vocabularies are not in the catalog yet (no {path})")
-    return path
+    if entry is None:
+        pytest.fail(f"the catalog has no ggml-vocab-{name}", pytrace=False)
+    try:
+        return entry.verified_path()
+    except TokenizerError as e:
+        pytest.fail(f"{e}\n(the README's test command provisions test vocabularies)", pytrace=False)
 
 
 def reference_render(source: str, **variables) -> str:
