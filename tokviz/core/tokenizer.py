@@ -204,13 +204,7 @@ class Tokenizer(abc.ABC):
         [15339, 1917]
         """
         text = sanitize(text)
-        tokens: list[Token] = []
-        for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
-            if special_id is None:
-                tokens.extend(self._encode_ordinary(text, start, end))
-            else:
-                tokens.append(self._special_token(text, start, end, special_id))
-        return tokens
+        return self._cut(text, self.split_special(text, allowed_special, disallowed_special))
 
     def encode_trusted(self, text: str, special_spans: Iterable[tuple[int, int]]) -> list[Token]:
         """Cut `text` parsing special tokens only at `special_spans`, character ranges that each
@@ -222,12 +216,31 @@ class Tokenizer(abc.ABC):
         Raises `ValueError` for a span that is out of order or is not a special token's text.
         """
         text = sanitize(text)
+        return self._cut(text, self.split_special_at(text, special_spans))
+
+    def _cut(self, text: str, segments: Iterable[tuple[int, int, int | None]]) -> list[Token]:
+        """Tokens of every segment in order; a segment the model drops whole (the spaces between
+        two special tokens in a normalizing SentencePiece model) goes to the following token, or to
+        the last one at the end, so the spans still cover the text."""
         tokens: list[Token] = []
-        for start, end, special_id in self.split_special_at(text, special_spans):
+        gap: int | None = None  # where a run of text no token stands for begins
+        for start, end, special_id in segments:
             if special_id is None:
-                tokens.extend(self._encode_ordinary(text, start, end))
+                part = self._encode_ordinary(text, start, end)
             else:
-                tokens.append(self._special_token(text, start, end, special_id))
+                part = [self._special_token(text, start, end, special_id)]
+            if not part:
+                if gap is None and start < end:
+                    gap = start
+                continue
+            if gap is not None:
+                omap = self._offset_map(text)
+                part[0] = part[0]._replace(start=gap, byte_start=omap.byte_offset(gap))
+                gap = None
+            tokens.extend(part)
+        if gap is not None and tokens:
+            omap = self._offset_map(text)
+            tokens[-1] = tokens[-1]._replace(end=len(text), byte_end=len(omap.data))
         return tokens
 
     def encode_columns(
@@ -241,12 +254,25 @@ class Tokenizer(abc.ABC):
         text = sanitize(text)
         omap = self._offset_map(text)
         parts: list[Laid] = []
+        gap: int | None = None  # as in `_cut`: a dropped segment goes to the following token
         for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
             if special_id is None:
-                if (laid := self._lay_out_ordinary(text, start, end)) is not None:
-                    parts.append(laid)
+                laid = self._lay_out_ordinary(text, start, end)
             else:
-                parts.append(Laid.of_tokens([self._special_token(text, start, end, special_id)]))
+                laid = Laid.of_tokens([self._special_token(text, start, end, special_id)])
+            if laid is None or not laid.ids:
+                if gap is None and start < end:
+                    gap = start
+                continue
+            if gap is not None:
+                laid.starts, laid.byte_starts = laid.starts.copy(), laid.byte_starts.copy()
+                laid.starts[0], laid.byte_starts[0] = gap, omap.byte_offset(gap)
+                gap = None
+            parts.append(laid)
+        if gap is not None and parts:
+            last = parts[-1]
+            last.ends, last.byte_ends = last.ends.copy(), last.byte_ends.copy()
+            last.ends[-1], last.byte_ends[-1] = len(text), len(omap.data)
         ids = [i for part in parts for i in part.ids]
         info = self._info_for(ids)
         return columns_from_laid(parts, info, len(omap.data))

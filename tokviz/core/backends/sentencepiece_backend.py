@@ -21,6 +21,8 @@ library does not say directly:
   plain segment is encoded on its own, so each segment gets the model's dummy prefix, as
   transformers' slow Llama tokenizer does. sentencepiece itself always extracts user-defined
   symbols, so for those the "none" policy cannot make them plain text: they show as SPECIAL.
+  A segment the normalizer drops whole (the spaces in `<s>  </s>`) goes to the following token,
+  or to the last one at the end, as a dropped run inside a segment does.
 """
 
 from __future__ import annotations
