@@ -24,3 +24,64 @@ def test_buffered_stream_equals_whole_decode_for_any_text(vocab):
 def test_buffered_stream_flushes_an_incomplete_tail(vocab):
     qwen = vocab("qwen")
     assert list(buffered_stream(qwen, [51461])) == [" ", "\ufffd"]
+
+
+# -- the buffered stream ends equal to the library's own decode ------------------------------
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+from tokviz.core import catalog  # noqa: E402
+
+NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones (the gguf test vocabularies join when fetched)
+ANY_CHAR = st.characters(exclude_categories=[])  # every code point, lone surrogates included
+
+
+def test_unknown_piece_streams_as_sentencepiece_decodes_it(vocab):
+    tok = vocab("botchan-bpe-1k")
+    ids = tok.encode_ids("▁ﾊ")
+    assert tok.sp.decode(ids) == " ⁇ "
+    assert decode_buffered(tok, ids) == " ⁇ "
+    assert list(naive_stream(tok, [tok.sp.unk_id()])) == [" ⁇ "]
+
+
+def test_byte_fallback_prefix_cut_inside_a_character_gives_one_replacement_per_byte(vocab):
+    tok = vocab("mistral-7b-v0.1")
+    ids = tok.encode_ids("aﾊ")  # ▁a <0xEF> <0xBE> <0x8A>
+    assert [tok.piece(i) for i in ids][1:] == ["<0xEF>", "<0xBE>", "<0x8A>"]
+    assert tok.sp.decode(ids[:3]) == "a\ufffd\ufffd"
+    assert list(buffered_stream(tok, ids[:3])) == ["a", "", "", "\ufffd\ufffd"]
+    assert list(buffered_stream(tok, ids)) == ["a", "", "", "ﾊ"]
+
+
+def test_literal_space_mark_at_the_start_decodes_as_sentencepiece_does(vocab):
+    tok = vocab("kyoto-ja-unigram-8k")
+    ids = tok.encode_ids("▁ﾊ")
+    assert tok.sp.decode(ids) == "ハ"
+    assert decode_buffered(tok, ids) == "ハ"
+
+
+def texts_for(name: str) -> st.SearchStrategy[str]:
+    specials = sorted(catalog.load(name).special_tokens)[:40] or ["<|endoftext|>"]
+    part = st.one_of(
+        st.text(ANY_CHAR, max_size=6), st.sampled_from(["▁", " ", "  ", "\n", "根", "😀", "\ufffd"]),
+        st.sampled_from(specials),
+    )
+    return st.lists(part, max_size=12).map("".join)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_buffered_stream_ends_equal_to_the_librarys_decode(vocab, name):
+    tok = vocab(name)
+
+    @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(texts_for(name), st.data())
+    def check(text, data):
+        ids = tok.encode_ids(text, allowed_special="all")
+        cut = data.draw(st.integers(0, len(ids)), label="cut")  # a prefix may end inside a character
+        for prefix in (ids, ids[:cut]):
+            pieces = list(buffered_stream(tok, prefix))
+            assert "".join(pieces) == tok.decode(prefix)
+            assert len(pieces) in (len(prefix), len(prefix) + 1)
+
+    check()
