@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -107,7 +109,7 @@ def test_identical_merges_to_rustbpe(pattern):
 
     # real text: the json package's own sources, plus the multilingual training texts
     folder = os.path.dirname(json.__file__)
-    texts = [open(os.path.join(folder, f), encoding="utf-8").read() for f in sorted(os.listdir(folder)) if f.endswith(".py")]
+    texts = [Path(folder, f).read_text(encoding="utf-8") for f in sorted(os.listdir(folder)) if f.endswith(".py")]
     texts += TRAINING
     result = train_texts(texts, vocab_size=1500, pattern=pattern)
     ours = result.token_bytes()
