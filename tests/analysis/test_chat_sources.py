@@ -54,6 +54,7 @@ def test_choosing_by_name_file_or_builtin(tmp_path):
     chosen = choose_template("qwen", str(own))
     assert (chosen.name, chosen.render([]).text) == ("mine.jinja", "<|im_end|>!")  # the spec's strings
     assert choose_template(str(gguf_file("command-r")), "rag").name == "rag"
+    assert choose_template("ggml-vocab-command-r").source == gguf_templates(gguf_file("command-r"))["default"].source
     with pytest.raises(TemplateSourceError, match="deepseek-v3 carries no chat template: pass --template"):
         choose_template("deepseek-v3")
     with pytest.raises(TemplateSourceError, match="no chat template 'nope' for qwen"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Mapping
 
 from tokviz.analysis.chat_template import ChatTemplate
+from tokviz.core import catalog
 
 #: the tokenizer's special token strings a template may use as variables (transformers' names)
 SPECIAL_VARIABLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -211,8 +212,12 @@ def hf_templates(folder: str | os.PathLike) -> dict[str, ChatTemplate]:
 
 
 def templates_for(spec: str) -> dict[str, ChatTemplate]:
-    """The templates a tokenizer spec carries with it: a GGUF file's, a Hugging Face folder's (or
-    the folder of its `tokenizer.json`), else the built-in default of a catalog vocabulary."""
+    """The templates a tokenizer spec carries with it: a GGUF file's (a path or a catalog entry), a
+    Hugging Face folder's (or the folder of its `tokenizer.json`), else the built-in default of a
+    catalog vocabulary."""
+    entry = catalog.find(spec)
+    if entry is not None and entry.path.suffix == ".gguf" and entry.available:
+        return gguf_templates(entry.path)  # a catalog GGUF carries its own templates
     path = Path(spec)
     if path.suffix == ".gguf" and path.is_file():
         return gguf_templates(path)
