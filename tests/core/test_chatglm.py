@@ -181,7 +181,7 @@ def test_ids_equal_the_original_wrapper_and_spans_cover_the_text(glm, sp):
 
 
 def test_merge_replay_of_the_profile_ends_in_its_ids(glm):
-    from tokviz.core.replay import replay
+    from tokviz.analysis.replay import replay
 
     @PROPERTY
     @given(CHATGLM_TEXT)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from tokviz.core.vocabulary import COLUMNS
+from tokviz.analysis.vocabulary import COLUMNS
 from tokviz.gui.tools.vocab_browser import VocabBrowser, open_vocab_browser
 
 TIMEOUT_MS = 20_000

@@ -79,7 +79,7 @@ def test_training_imports_no_qt():
     import sys
 
     code = (
-        "import sys, tokviz.training.trainer, tokviz.training.vocabfile, tokviz.training.cli, "
+        "import sys, tokviz.training.trainer, tokviz.training.vocabfile, tokviz.cli.train, "
         "tokviz.training.curve; from tokviz.training import train; "
         "assert 'PySide6' not in sys.modules, 'PySide6 imported'"
     )

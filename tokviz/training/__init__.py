@@ -7,8 +7,9 @@ The API a caller (CLI, GUI worker) needs:
   `cancel=threading.Event()`; they raise `TrainingError` or `TrainingCancelled`;
 - `vocabfile.save(result, name)`, `vocabfile.load_trained(path)`, `vocabfile.trained_tokenizer(result)`;
 - `curve.corpus_curve(result)`, `curve.text_curve(result, text, ks)`;
-- `events.TokenTable` turns the merges in progress events into token bytes for a live table;
-- `cli.add_train_parser(subparsers)`, `cli.run_train(args)`.
+- `events.TokenTable` turns the merges in progress events into token bytes for a live table.
+
+The command line for it is `tokviz.cli.train`.
 
 Importing this package imports nothing else (worker processes import only what they use).
 """

@@ -10,7 +10,7 @@ input, with a message for the user); `TrainingCancelled` is raised (within ~100 
 `Progress` events come from the calling thread, at most every ~50 ms per phase; in the merging
 phase they carry the new merges and the corpus token count (`events.Progress`).
 
-This module does not write files (see `vocabfile`) or parse command lines (see `cli`).
+This module does not write files (see `vocabfile`) or parse command lines (see `tokviz.cli.train`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Token cost and context analysis (issue 8): what the same text or folder costs in each tokenizer.
 
 `open_analysis(parent, specs, text)` shows an `AnalysisDialog` and starts analysing `text`. The
-dialog loads the tokenizers and runs `tokviz.core.analysis` in an `AnalysisWorker` on its own
+dialog loads the tokenizers and runs `tokviz.analysis.analysis` in an `AnalysisWorker` on its own
 QThread; each run ends in exactly one of the worker's `finished`, `failed` or `cancelled` signals
 (re-emitted by the dialog as `analysis_finished`, `analysis_failed`, `analysis_cancelled`).
 
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from tokviz.core.analysis import (
+from tokviz.analysis.analysis import (
     DEFAULT_CHARS_PER_TOKEN, Analysis, AnalysisCancelled, InflationRow, StatsOptions, analyze_paths,
     analyze_text, format_inflation, stats_rows, to_csv, to_json, truncate_to_tokens,
 )

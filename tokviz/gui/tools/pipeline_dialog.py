@@ -1,7 +1,7 @@
 """The pipeline view: the stages a text goes through in one tokenizer, top to bottom.
 
 `PipelineDialog` loads the tokenizer named by a spec on a worker thread and shows
-`tokviz.core.pipeline.pipeline`'s stages as labelled boxes: the normalized text, the
+`tokviz.analysis.pipeline.pipeline`'s stages as labelled boxes: the normalized text, the
 pre-tokenization chunks, the model's pieces (with their ids), the special tokens added and the
 final ids. For SentencePiece models two options apply: "Add BOS" and "ChatGLM-6B profile", which
 wraps the model in `ChatGLMTokenizer` and adds its preprocessing steps (lower-casing, `<n>`,
@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QCheckBox, QDialog, QFrame, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget,
 )
 
+from tokviz.analysis.pipeline import Stage, pipeline
 from tokviz.core import catalog
 from tokviz.core.backends.chatglm import ChatGLMTokenizer
-from tokviz.core.pipeline import Stage, pipeline
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.tools.replay_dialog import Chip, ChipFlow, scrolled

@@ -1,6 +1,6 @@
 """The merge replay dialog: how a tokenizer cuts a piece of text, chunk by chunk, merge by merge.
 
-`ReplayDialog` loads the tokenizer named by a spec and runs `tokviz.core.replay.replay_with` on the
+`ReplayDialog` loads the tokenizer named by a spec and runs `tokviz.analysis.replay.replay_with` on the
 text (or the selected range of it) on a worker thread, then shows the pre-tokenization chunks as
 chips and, for the selected chunk, every state from single bytes (or characters, for SentencePiece)
 to the final tokens: one row of coloured part boxes per merge, with the merge's rank, and a slider
@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
     QVBoxLayout, QWidget,
 )
 
-from tokviz.core import catalog
-from tokviz.core.replay import (
+from tokviz.analysis.replay import (
     ChunkReplay, Replay, ReplayNotApplicable, algorithm_of, replay_with,
 )
+from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 from tokviz.gui.widgets.theme import token_colors

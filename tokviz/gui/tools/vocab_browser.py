@@ -1,6 +1,6 @@
 """The vocabulary browser: every id of a tokenizer in a filterable, sortable table.
 
-`VocabBrowser` loads the tokenizer named by a spec and builds `tokviz.core.vocabulary`'s
+`VocabBrowser` loads the tokenizer named by a spec and builds `tokviz.analysis.vocabulary`'s
 `VocabularyTable` on a worker thread (1-4 s for 200k ids), then shows it through `VocabTableModel`,
 a `QAbstractTableModel` that reads cells lazily: 200k rows cost one numpy index array, no widget or
 item per row. The details area shows the selected token, the two tokens it is merged from
@@ -30,12 +30,12 @@ from PySide6.QtWidgets import (
     QStackedWidget, QTableView, QVBoxLayout, QWidget,
 )
 
+from tokviz.analysis.vocabulary import (
+    COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
+)
 from tokviz.core import catalog
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.core.vocabulary import (
-    COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
-)
 from tokviz.gui.work.background import BackgroundCall
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels

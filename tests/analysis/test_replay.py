@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokviz.core.replay import (
+from tokviz.analysis.replay import (
     ReplayNotApplicable,
     algorithm_of,
     byte_pair_merges,
@@ -16,7 +16,7 @@ from tokviz.core.replay import (
     split_chunks,
 )
 
-from .texts import MULTILINGUAL
+from tests.core.texts import MULTILINGUAL
 
 BYTE_LEVEL = ["cl100k_base", "qwen", "o200k_base", "llama3"]
 SP_BPE = ["mistral-7b-v0.1", "botchan-bpe-1k"]

@@ -1,8 +1,7 @@
-"""`tokviz train` through a tiny argparse harness (the main CLI wires in the same two functions)."""
+"""`tokviz train` as a script user sees it: files written, the summary, one-line errors, progress."""
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 from pathlib import Path
@@ -10,15 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.training.texts import TRAINING
-from tokviz.training.cli import ProgressBar, add_train_parser, run_train
+from tokviz.cli import build_parser, main
+from tokviz.cli.progress import ProgressBar
+from tokviz.cli.train import progress_line
 from tokviz.training.events import Progress, TrainingError
 from tokviz.training.vocabfile import load_trained
-
-
-def parse(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="tokviz")
-    add_train_parser(parser.add_subparsers(dest="command"))
-    return parser.parse_args(["train", *argv])
 
 
 @pytest.fixture
@@ -31,14 +26,16 @@ def corpus_dir(tmp_path: Path) -> Path:
     return folder
 
 
-def run(argv: list[str]) -> tuple[int, str]:
-    err = io.StringIO()
-    args = parse(argv)
-    assert args.func is run_train
-    return run_train(args, stderr=err), err.getvalue()
+@pytest.fixture
+def run(capsys):
+    def run(argv: list[str]) -> tuple[int, str]:
+        code = main(["train", *argv])
+        return code, capsys.readouterr().err
+
+    return run
 
 
-def test_train_writes_files_and_summary(corpus_dir: Path, tmp_path: Path):
+def test_train_writes_files_and_summary(corpus_dir: Path, tmp_path: Path, run):
     out = tmp_path / "out" / "mine"
     out.parent.mkdir()
     code, err = run([str(corpus_dir), "-o", str(out), "--vocab-size", "600", "--special", "<|eot|>",
@@ -56,7 +53,7 @@ def test_train_writes_files_and_summary(corpus_dir: Path, tmp_path: Path):
     assert tok.encoding.decode(tok.encoding.encode_ordinary(TRAINING[1])) == TRAINING[1]
 
 
-def test_stopping_early_is_reported(tmp_path: Path):
+def test_stopping_early_is_reported(tmp_path: Path, run):
     (tmp_path / "a.txt").write_text("abab")
     code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000"])
     assert code == 0
@@ -71,7 +68,7 @@ def test_stopping_early_is_reported(tmp_path: Path):
         (["--special", "<a>", "<a>"], "special tokens must be distinct"),
     ],
 )
-def test_errors_are_one_line_without_traceback(corpus_dir: Path, tmp_path: Path, argv, message):
+def test_errors_are_one_line_without_traceback(corpus_dir: Path, tmp_path: Path, run, argv, message):
     base = [str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400"]
     code, err = run(base + argv)
     assert code == 1
@@ -81,23 +78,27 @@ def test_errors_are_one_line_without_traceback(corpus_dir: Path, tmp_path: Path,
     assert not list(tmp_path.glob("v.*"))
 
 
-def test_empty_folder_error(tmp_path: Path):
+def test_empty_folder_error(tmp_path: Path, run):
     (tmp_path / "empty").mkdir()
     code, err = run([str(tmp_path / "empty"), "-o", str(tmp_path / "v"), "--vocab-size", "400"])
     assert code == 1 and "no files to train on" in err
 
 
-def test_missing_output_folder_writes_nothing(corpus_dir: Path, tmp_path: Path):
+def test_missing_output_folder_writes_nothing(corpus_dir: Path, tmp_path: Path, run):
     code, err = run([str(corpus_dir), "-o", str(tmp_path / "no" / "v"), "--vocab-size", "300"])
     assert code == 1 and "does not exist" in err
+
+
+def show(bar: ProgressBar, e: Progress) -> None:
+    bar.show(progress_line(e, bar), phase=e.phase, last=e.done >= e.total)
 
 
 def test_progress_bar_lines_when_not_a_tty():
     stream = io.StringIO()
     bar = ProgressBar(stream)
-    bar(Progress("counting", 5_000_000, 10_000_000, 2_000_000.0, 2.5, files_read=3))
-    bar(Progress("counting", 6_000_000, 10_000_000, 2_000_000.0, 2.0))  # throttled
-    bar(Progress("merging", 10, 100, 1000.0, 0.09))
+    show(bar, Progress("counting", 5_000_000, 10_000_000, 2_000_000.0, 2.5, files_read=3))
+    show(bar, Progress("counting", 6_000_000, 10_000_000, 2_000_000.0, 2.0))  # throttled
+    show(bar, Progress("merging", 10, 100, 1000.0, 0.09))
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and "\r" not in stream.getvalue()
     assert lines[0].startswith("counting") and "50%" in lines[0] and "files 3 read" in lines[0]
@@ -112,9 +113,9 @@ class _Tty(io.StringIO):
 def test_progress_bar_on_a_tty_redraws_one_line():
     stream = _Tty()
     bar = ProgressBar(stream)
-    bar(Progress("merging", 100, 1000, 5000.0, 0.2))
-    bar(Progress("merging", 1000, 1000, 5000.0, None))
-    bar.finish()
+    show(bar, Progress("merging", 100, 1000, 5000.0, 0.2))
+    show(bar, Progress("merging", 1000, 1000, 5000.0, None))  # the last step is drawn at once
+    bar.close(keep=True)
     out = stream.getvalue()
     assert out.count("\r") == 2 and out.endswith("\n") and out.count("\n") == 1
     first, second = out.strip("\n").split("\r")[1:]
@@ -131,10 +132,10 @@ def test_progress_bar_on_a_tty_redraws_one_line():
         (["--pattern", "(["], "does not compile"),
     ],
 )
-def test_bad_options_refused_before_the_corpus_is_read(corpus_dir: Path, tmp_path: Path, argv, message):
+def test_bad_options_refused_before_the_corpus_is_read(corpus_dir: Path, tmp_path: Path, argv, message, run):
     from tokviz.training.trainer import train
 
-    args = parse([str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
+    args = build_parser().parse_args(["train", str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
     events: list[Progress] = []
     with pytest.raises(TrainingError, match=message):
         train(args.paths, vocab_size=args.vocab_size, pattern=args.pattern, jobs=args.jobs,

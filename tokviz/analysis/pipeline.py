@@ -17,7 +17,7 @@ The final ids stage always equals what the tokenizer's `encode` returns (plus BO
 Views show the stages as they come and never branch on the backend; this module does.
 
 This module does not encode anything itself beyond asking the libraries for their intermediate
-results, and it does not replay merges (`tokviz.core.replay` does).
+results, and it does not replay merges (`tokviz.analysis.replay` does).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _segments(tokenizer: Tokenizer, text: str, policy: dict) -> list[tuple[str, 
 
 
 def _tiktoken_stages(tokenizer: Tokenizer, text: str, tokens: list[Token], policy: dict) -> list[Stage]:
-    from tokviz.core.replay import split_chunks
+    from tokviz.analysis.replay import split_chunks
 
     pattern: str = tokenizer.pattern  # type: ignore[attr-defined]
     chunks: list[str] = []

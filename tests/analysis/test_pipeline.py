@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from tokviz.core.pipeline import Stage, pipeline, words
+from tokviz.analysis.pipeline import Stage, pipeline, words
 from tokviz.core.tokens import display_text
 
-from .test_chatglm import _train
-from .texts import MULTILINGUAL
+from tests.core.test_chatglm import _train
+from tests.core.texts import MULTILINGUAL
 
 TEXT = "Hello  wörld ｈｉ 根\n\tdone"
 
@@ -108,7 +108,7 @@ def test_words_view():
 
 def test_insight_modules_do_not_import_qt():
     code = (
-        "import sys, tokviz.core.vocabulary, tokviz.core.replay, tokviz.core.pipeline, tokviz.core.backends.chatglm\n"
+        "import sys, tokviz.analysis.vocabulary, tokviz.analysis.replay, tokviz.analysis.pipeline, tokviz.core.backends.chatglm\n"
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n"
         "assert not bad, bad\n"
     )

@@ -3,7 +3,7 @@
     tokviz stats PATH... -t SPEC... [--baseline SPEC] [--chars-per-token 4]
                  [--price SPEC=USD_PER_MTOK ...] [--limit N] [--csv FILE|-] [--json FILE|-] [--text TEXT]
 
-The numbers come from `tokviz.core.analysis`; this module parses options, draws the progress bar
+The numbers come from `tokviz.analysis`; this module parses options, draws the progress bar
 (stderr, folders only, when it is a terminal) and prints tables. Errors are raised as `CliError`
 (or TokenizerError): `tokviz.cli.main` prints them as one line.
 """
@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from tokviz.cli import CliError, decode_input
-from tokviz.core.analysis import (
+from tokviz.cli.errors import CliError, decode_input
+from tokviz.cli.progress import ProgressBar
+from tokviz.analysis.analysis import (
     Analysis, StatsOptions, analyze_paths, analyze_text, csv_text, format_inflation, json_text,
     stats_rows, to_csv, to_json,
 )
@@ -26,7 +26,7 @@ from tokviz.core.scripts import SCRIPTS
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 
 
-def add_stats_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser("stats", help="token counts, cost and context budget per tokenizer")
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders, or - for stdin")
     p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="SPEC",
@@ -45,10 +45,11 @@ def add_stats_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--include-hidden", action="store_true", help="also read hidden files and folders")
     p.add_argument("--csv", metavar="FILE|-", help="write the per-tokenizer table as CSV")
     p.add_argument("--json", metavar="FILE|-", help="write everything as JSON")
+    p.set_defaults(run=run)
     return p
 
 
-def run_stats(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from tokviz.core import catalog
 
     if args.csv == "-" and args.json == "-":
@@ -98,15 +99,15 @@ def _run(
     for path in args.paths:
         if not Path(path).exists():
             raise CliError(f"{path}: no such file or folder")
-    progress = ProgressBar(sys.stderr) if any(Path(p).is_dir() for p in args.paths) else None
+    bar = ProgressBar(sys.stderr, width=30, log_every=None) if any(Path(p).is_dir() for p in args.paths) else None
     try:
         analysis = analyze_paths(
-            args.paths, tokenizers, options=options, progress=progress, cancel=threading.Event(),
-            include_hidden=args.include_hidden,
+            args.paths, tokenizers, options=options, progress=bar and FilesProgress(bar),
+            cancel=threading.Event(), include_hidden=args.include_hidden,
         )
     finally:
-        if progress is not None:
-            progress.close()
+        if bar is not None:
+            bar.close()
     single = analysis.files[0].path if len(analysis.files) == 1 else None
     return analysis, (Path(single).read_text("utf-8") if single else None)
 
@@ -168,29 +169,17 @@ def _export(analysis: Analysis, args: argparse.Namespace) -> None:
 # -- output ---------------------------------------------------------------------------------------
 
 
-class ProgressBar:
-    """`progress(done, total)` drawing `[#####.....] 12/30 files` on a terminal, at most every 50 ms."""
+class FilesProgress:
+    """`progress(done, total)` for `analyze_paths`: `[#####.....] 12/30 files` on a progress bar."""
 
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
-        self.stream, self.width, self.last = stream, width, 0.0
-        self.tty = stream.isatty()
+    def __init__(self, bar: ProgressBar) -> None:
+        self.bar = bar
 
     def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.tty or (now - self.last < 0.05 and done < total):
-            return
-        self.last = now
-        self.stream.write(f"\r\x1b[K{self.line(done, total)}")
-        self.stream.flush()
+        self.bar.show(self.line(done, total), last=done >= total)
 
     def line(self, done: int, total: int) -> str:
-        filled = self.width * done // total if total else self.width
-        return f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} files"
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
+        return f"{self.bar.gauge(done, total)} {done}/{total} files"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -7,8 +7,7 @@ import random
 import pytest
 import regex
 
-from tokviz.core.tokens import TokenKind, display_text
-from tokviz.core.vocabulary import (
+from tokviz.analysis.vocabulary import (
     SCRIPTS,
     MergeParents,
     VocabFilter,
@@ -18,6 +17,7 @@ from tokviz.core.vocabulary import (
     parse_hex,
     script_of,
 )
+from tokviz.core.tokens import TokenKind, display_text
 
 _TABLES: dict[str, VocabularyTable] = {}
 

@@ -11,7 +11,7 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokviz.core.analysis import (
+from tokviz.analysis.analysis import (
     AnalysisCancelled, StatsOptions, analyze_paths, analyze_text, attribute_tokens, context_budget,
     file_rows, format_inflation, grapheme_floor, indent_variants, json_variants, script_rows, stats_rows,
     to_csv, to_json, truncate_to_tokens,

@@ -1,28 +1,29 @@
 """`tokviz train`: the command line for the trainer.
 
-The main CLI wires it in with `add_train_parser(subparsers)`; the parser's default `func` is
-`run_train`, which returns the exit status (0 ok, 1 error, 130 interrupted). Errors are one line on
-stderr, never a traceback. Progress goes to stderr: a carriage-return bar on a terminal, an
-occasional line otherwise.
+`add_parser(subparsers)` sets `run`, which trains, saves and summarises, and returns 0; errors
+propagate to `tokviz.cli.main` (one line on stderr, `tokviz train: error: ...`). Progress goes to
+stderr: a carriage-return bar on a terminal, an occasional line otherwise.
 
-This module does not train (see `trainer`) or write files itself (see `vocabfile`).
+This module does not train (see `tokviz.training.trainer`) or write files itself (see
+`tokviz.training.vocabfile`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+from pathlib import Path
 from typing import TextIO
 
-from tokviz.core.tokenizer import TokenizerError
-from tokviz.training.events import Progress, TrainingCancelled, TrainingError
+from tokviz.cli.errors import CliError
+from tokviz.cli.progress import ProgressBar
+from tokviz.training.events import Progress, TrainingCancelled
 from tokviz.training.pretokenize import PRESETS
 
 _UNITS = {"scanning": "files", "counting": "MB", "merging": "merges"}
 
 
-def add_train_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "train",
         help="learn a byte-level BPE vocabulary from files",
@@ -44,98 +45,58 @@ def add_train_parser(subparsers: argparse._SubParsersAction) -> argparse.Argumen
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")
-    p.set_defaults(func=run_train)
+    p.set_defaults(run=run, prog="tokviz train", interrupted="interrupted; nothing written")
     return p
 
 
-class ProgressBar:
-    """Render progress events on a stream: `\\r`-updated on a terminal, a line every few seconds otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self.last_line = 0.0
-        self.width = 0
-        self.phase: str | None = None
-
-    def __call__(self, event: Progress) -> None:
-        now = time.monotonic()
-        changed = event.phase != self.phase
-        if not self.tty and not changed and now - self.last_line < 5:
-            return
-        if changed and self.tty and self.phase is not None:
-            self.stream.write("\n")
-            self.width = 0
-        self.phase, self.last_line = event.phase, now
-        line = self.render(event)
-        if self.tty:
-            # pad over what the previous, longer line left behind
-            self.stream.write("\r" + line.ljust(self.width))
-            self.width = len(line)
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-
-    @staticmethod
-    def render(e: Progress) -> str:
-        scale = 1e6 if e.phase == "counting" else 1
-        done, unit = e.done / scale, _UNITS[e.phase]
-        text = f"{e.phase:<9} "
-        if e.total:
-            frac = min(e.done / e.total, 1.0)
-            bar = "#" * int(frac * 24)
-            text += f"[{bar:<24}] {frac:4.0%} {done:,.0f}/{e.total / scale:,.0f} {unit}"
-        else:
-            text += f"{done:,.0f} {unit}"
-        text += f"  {e.rate / scale:,.0f} {unit}/s"
-        if e.eta is not None:
-            text += f"  eta {e.eta:,.0f}s"
-        if e.phase == "counting":
-            text += f"  files {e.files_read:,} read, {e.files_skipped:,} skipped"
-        return text
-
-    def finish(self) -> None:
-        if self.tty and self.phase is not None:
-            self.stream.write("\n")
-            self.stream.flush()
+def progress_line(e: Progress, bar: ProgressBar) -> str:
+    """One line for a training progress event: phase, gauge, done/total, rate, eta."""
+    scale = 1e6 if e.phase == "counting" else 1
+    done, unit = e.done / scale, _UNITS[e.phase]
+    text = f"{e.phase:<9} "
+    if e.total:
+        text += f"{bar.gauge(e.done, e.total)} {min(e.done / e.total, 1.0):4.0%} {done:,.0f}/{e.total / scale:,.0f} {unit}"
+    else:
+        text += f"{done:,.0f} {unit}"
+    text += f"  {e.rate / scale:,.0f} {unit}/s"
+    if e.eta is not None:
+        text += f"  eta {e.eta:,.0f}s"
+    if e.phase == "counting":
+        text += f"  files {e.files_read:,} read, {e.files_skipped:,} skipped"
+    return text
 
 
-def run_train(args: argparse.Namespace, *, stderr: TextIO | None = None) -> int:
-    """Train, save and summarise; return the exit status."""
+def run(args: argparse.Namespace) -> int:
+    """Train, save and summarise on stderr; return 0 (errors propagate to the CLI's boundary)."""
     from tokviz.training import vocabfile
     from tokviz.training.trainer import train
 
-    err = stderr or sys.stderr
+    err = sys.stderr
     folder = vocabfile.output_paths(args.output)[0].parent
     if not folder.is_dir():  # say so before a long training run, not after it
-        print(f"tokviz train: error: cannot save to {args.output}: folder {folder} does not exist", file=err)
-        return 1
+        raise CliError(f"cannot save to {args.output}: folder {folder} does not exist")
     bar = ProgressBar(err)
+
+    def progress(e: Progress) -> None:
+        bar.show(progress_line(e, bar), phase=e.phase, last=bool(e.total) and e.done >= e.total)
+
     try:
         result = train(
             args.paths, vocab_size=args.vocab_size, name=_stem(args.output), pattern=args.pattern,
             include=args.include, exclude=args.exclude, gitignore=args.gitignore,
             non_utf8=args.non_utf8, special_tokens=args.special, min_frequency=args.min_frequency,
-            jobs=args.jobs, word_counts=args.word_counts, progress=bar,
+            jobs=args.jobs, word_counts=args.word_counts, progress=progress,
         )
-        bar.finish()
         written = vocabfile.save(result, args.output, hf_json=args.hf_json)
-    except KeyboardInterrupt:
-        bar.finish()
-        print("tokviz train: interrupted; nothing written", file=err)
-        return 130
-    except (TrainingError, TrainingCancelled, TokenizerError, OSError) as e:
-        bar.finish()
-        message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        print(f"tokviz train: error: {message}", file=err)
-        return 1
+    except TrainingCancelled as e:
+        raise CliError(str(e) or "training cancelled") from None
+    finally:
+        bar.close(keep=True)
     _summary(result, written, err)
     return 0
 
 
 def _stem(output: str) -> str:
-    from pathlib import Path
-
     name = Path(output).name
     return name[: -len(".tiktoken")] if name.endswith(".tiktoken") else name
 

@@ -8,8 +8,9 @@ import json
 
 import pytest
 
-from tokviz.analysis_cli import ProgressBar
 from tokviz.cli import main
+from tokviz.cli.progress import ProgressBar
+from tokviz.cli.stats import FilesProgress
 from tokviz.core.resources import sample_text
 
 
@@ -115,8 +116,10 @@ def test_errors_are_one_line(capsys, argv, message):
 
 
 def test_progress_bar_line():
-    bar = ProgressBar(io.StringIO(), width=10)
-    assert bar.line(3, 10) == "[###.......] 3/10 files"
-    assert bar.line(0, 0) == "[##########] 0/0 files"
-    bar(1, 2)  # not a terminal: draws nothing
+    bar = ProgressBar(io.StringIO(), width=10, log_every=None)
+    progress = FilesProgress(bar)
+    assert progress.line(3, 10) == "[###.......] 3/10 files"
+    assert progress.line(0, 0) == "[##########] 0/0 files"
+    progress(1, 2)  # not a terminal: draws nothing
+    progress(2, 2)
     assert bar.stream.getvalue() == ""

@@ -1,0 +1,72 @@
+"""The `tokviz` command line: encode, vocabs, train, stats, extend, gui.
+
+One module per command (`encode`, `vocabs`, `train`, `stats`, `extend`), each with
+`add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
+`main`: one clear line on stderr, a non-zero exit, never a traceback. With no command (or `gui`,
+or an option of the app's) the compare window opens; it parses its own options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from tokviz import __version__
+from tokviz.cli import encode, extend, stats, vocabs
+from tokviz.cli.errors import CliError, one_line
+from tokviz.core.tokenizer import TokenizerError
+
+__all__ = ["CliError", "build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tokviz", description="See how real tokenizers cut text. With no command: the app."
+    )
+    parser.add_argument("--version", action="version", version=f"tokviz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    encode.add_parser(sub)
+    vocabs.add_parser(sub)
+    try:
+        from tokviz.cli import train
+    except ImportError:  # the trainer is optional for the rest of the CLI
+        pass
+    else:
+        train.add_parser(sub)
+    stats.add_parser(sub)
+    extend.add_parser(sub)
+    sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] == "gui" or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
+        # the app parses its own options (`tokviz --sample mixed -t qwen`, `tokviz gui FILE`)
+        from tokviz.gui.app import run
+
+        return run(["tokviz", *argv[1:]] if argv and argv[0] == "gui" else ["tokviz", *argv])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "run", None) is None:
+        parser.print_help()
+        return 2
+    return run_command(args)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run a parsed command: the one place where errors become one stderr line and an exit status.
+
+    A command may set `prog` (the prefix of its messages, default `tokviz`) and `interrupted`
+    (what to say on Ctrl-C) with `set_defaults`.
+    """
+    prog = getattr(args, "prog", "tokviz")
+    try:
+        return args.run(args)
+    except (CliError, TokenizerError, ValueError, OSError) as e:
+        print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{prog}: {getattr(args, 'interrupted', 'interrupted')}", file=sys.stderr)
+        return 130
