@@ -13,7 +13,7 @@ from tokviz.cli import build_parser, main
 from tokviz.cli.progress import ProgressBar
 from tokviz.cli.train import progress_line
 from tokviz.training.events import Progress, TrainingError
-from tokviz.training.vocabfile import load_trained
+from tokviz.core.sidecar import load_trained
 
 
 @pytest.fixture

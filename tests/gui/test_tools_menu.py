@@ -60,6 +60,7 @@ def test_analysis_uses_every_pane(qtbot, make_window):
 
 
 def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vocab):
+    from tokviz.core import catalog
     from tokviz.training.extend import learn_extension, save_extension
 
     from .conftest import wait_ready
@@ -68,7 +69,8 @@ def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vo
     dialog = tools_menu.open_extend(window)
     qtbot.addWidget(dialog)
     extension = learn_extension(vocab("qwen"), {"我是一只猫": 20, "一只猫": 100})
-    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=None)
+    qwen_sha = catalog.find("qwen").sha256
+    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=qwen_sha)
     dialog.extension_saved.emit(str(out))  # what Save emits; the dialog's own tests cover Save itself
     assert len(window.panes) == 2 and window.panes[1].spec == str(out)
     wait_ready(qtbot, window)

@@ -17,11 +17,11 @@ import pytest
 from PySide6.QtCore import QThread, QTimer
 
 from tokviz.core import catalog
+from tokviz.core.sidecar import load_trained
 from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui.trainer import worker as trainer_worker
 from tokviz.gui.trainer.panel import TrainerPanel, free_base, trained_dir
 from tokviz.gui.trainer.worker import TrainerWorker, TrainingJob
-from tokviz.training import vocabfile
 from tokviz.training.vocabfile import trained_tokenizer
 
 RUN_MS = 60_000
@@ -279,7 +279,7 @@ def test_saved_vocabularies_are_listed_in_a_later_session(qtbot, data_dir: Path,
     with qtbot.waitSignal(later.vocabulary_ready) as got:
         later.add_button.click()
     assert got.args == [path]
-    assert vocabfile.load_trained(path).vocab_size == result.vocab_size
+    assert load_trained(path).vocab_size == result.vocab_size
 
 
 def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:

@@ -9,9 +9,8 @@ import pytest
 from tokviz.cli import main
 from tokviz.core import catalog
 from tokviz.core.tokenizer import TokenizerError
-from tokviz.training.extend import (
-    ExtensionError, extended_tokenizer, learn_extension, read_word_list, save_extension,
-)
+from tokviz.core.sidecar import extended_tokenizer
+from tokviz.training.extend import ExtensionError, learn_extension, read_word_list, save_extension
 
 SEED_WORDS = "我是一只猫\t20\n你是一只猫\t10\n他是一只猫\t5\n一只\t200\n一只猫\t100\n夸张的 比喻手法\t20\n"
 SEED_MERGES = [("一只猫", 151851), ("只猫", 151852), ("是一只猫", 151853), ("我是一只猫", 151854),
@@ -41,7 +40,7 @@ def test_seed_example_learns_six_merges_in_qwens_order(vocab, words_file):
 
 def test_saved_extension_loads_alone_and_as_base_plus_extra(vocab, words_file, tmp_path):
     extension = learn_extension(vocab("qwen"), read_word_list(words_file))
-    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=None)
+    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=catalog.find("qwen").sha256)
     lines = out.read_text().splitlines()
     assert lines[0] == f"{base64.b64encode('一只猫'.encode()).decode()} 151851" and len(lines) == 6
     for spec in (str(out), f"qwen+{out}"):

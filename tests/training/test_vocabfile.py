@@ -10,10 +10,11 @@ import pytest
 import tiktoken.load
 
 from tests.training.texts import HELD_OUT, TRAINING
+from tokviz.core.sidecar import load_trained, read_sidecar
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.trainer import train_texts
 from tokviz.training.vocabfile import (
-    hf_tokenizer_json, load_trained, output_paths, read_sidecar, save, trained_tokenizer,
+    hf_tokenizer_json, output_paths, save, trained_tokenizer,
 )
 
 SPECIALS = ["<|endoftext|>", "<|pad|>"]

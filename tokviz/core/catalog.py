@@ -17,11 +17,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from tokviz.core import sidecar
 from tokviz.core.patterns import CL100K_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
-
-SIDECAR_FORMAT = "tokviz-bpe"
-EXTENSION_FORMAT = "tokviz-extension"  # see tokviz.training.extend
 
 
 def data_dir() -> Path:
@@ -211,7 +209,7 @@ def load(spec: str, **options: Any) -> Tokenizer:
     path = Path(spec).expanduser()
     if "+" in spec and not path.exists():
         base, extra = spec.rsplit("+", 1)
-        return load_extended(load(base), Path(extra).expanduser())
+        return sidecar.load_extended(load(base), Path(extra).expanduser())
     if path.exists() or os.sep in spec or "." in Path(spec).name:
         return load_path(path, **options)
     names = ", ".join(e.name for e in entries())
@@ -252,40 +250,23 @@ def load_path(
                 path, entry.format, name=name or entry.name, pattern=entry.pattern,
                 special_tokens=entry.special_tokens,
             )
-        if fmt == "tiktoken" and (sidecar := read_sidecar(path)) is not None:
-            if sidecar["format"] == EXTENSION_FORMAT:
-                return load_extended(load(sidecar["base"]), path)
-            from tokviz.training.vocabfile import load_trained  # the trainer owns its file format
-
-            return load_trained(path)
+        if fmt == "tiktoken" and (meta := sidecar.find_sidecar(path)) is not None:
+            if meta["format"] == sidecar.EXTENSION_FORMAT:
+                return _load_extension(path, meta)
+            return sidecar.load_trained(path)
     return _load_file(path, fmt, name=name or path.stem, pattern=pattern, special_tokens=special_tokens)
 
 
-def read_sidecar(path: Path) -> dict | None:
-    """The tokviz sidecar (`NAME.json` beside `NAME.tiktoken`) of a trained or extended vocabulary."""
-    sidecar = path.with_suffix(".json")
-    if not sidecar.is_file():
-        return None
-    try:
-        data = json.loads(sidecar.read_text("utf-8"))
-    except (OSError, ValueError) as e:
-        raise TokenizerError(f"{sidecar}: unreadable sidecar ({e})") from e
-    if isinstance(data, dict) and data.get("format") in (SIDECAR_FORMAT, EXTENSION_FORMAT):
-        return data
-    return None
-
-
-def load_extended(base: Tokenizer, extra_path: Path) -> Tokenizer:
-    """A base byte-level BPE plus an extra rank file (`tokviz extend`, or Qwen's `qwen_extra.tiktoken`)."""
-    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file
-    from tokviz.training.extend import ExtensionError, extended_tokenizer
-
-    if not isinstance(base, TiktokenTokenizer):
-        raise TokenizerError(f"{extra_path}: extra ranks need a byte-level BPE base, not {base.describe()}")
-    try:
-        return extended_tokenizer(base, read_rank_file(extra_path), name=f"{base.name}+{extra_path.stem}")
-    except ExtensionError as e:
-        raise TokenizerError(f"{extra_path}: {e}") from e
+def _load_extension(path: Path, meta: Mapping[str, Any]) -> Tokenizer:
+    """An extension alone: its base as the sidecar names it, checked against the recorded sha256."""
+    spec = meta["base"]
+    entry = find(spec)
+    base_file = Path(spec).expanduser()
+    if entry is not None:
+        sidecar.check_base(path, meta, entry.sha256)  # loading the entry checks the file against it
+    elif base_file.is_file():
+        sidecar.check_base(path, meta, file_sha256(base_file))
+    return sidecar.load_extended(load(spec), path)
 
 
 def sniff_format(path: Path) -> str:
@@ -331,9 +312,7 @@ def _load_file(
 
         return SentencePieceTokenizer.from_file(path, name=name)
     if fmt == "trained":
-        from tokviz.training.vocabfile import load_trained
-
-        return load_trained(path)
+        return sidecar.load_trained(path)
     if fmt == "tokenizer.json":
         from tokviz.core.backends.hf_backend import HFTokenizer
 

@@ -17,3 +17,6 @@ O200K_PATTERN = "|".join(
         r"""\s+""",
     ]
 )
+
+#: what tiktoken / tokenizers get for "no split": one chunk holding the whole text
+WHOLE_TEXT_PATTERN = r"[\s\S]+"

@@ -5,7 +5,8 @@ The API a caller (CLI, GUI worker) needs:
 - `train(paths, *, vocab_size, ...) -> TrainingResult` and `train_texts(texts, ...)`
   (`tokviz.training.trainer`), with `progress=callback` (`events.Progress`) and
   `cancel=threading.Event()`; they raise `TrainingError` or `TrainingCancelled`;
-- `vocabfile.save(result, name)`, `vocabfile.load_trained(path)`, `vocabfile.trained_tokenizer(result)`;
+- `vocabfile.save(result, name)`, `vocabfile.trained_tokenizer(result)` (loading a saved one is the
+  core's: `tokviz.core.sidecar.load_trained(path)`);
 - `curve.corpus_curve(result)`, `curve.text_curve(result, text, ks)`;
 - `events.TokenTable` turns the merges in progress events into token bytes for a live table.
 

@@ -24,8 +24,8 @@ from typing import Iterable
 import regex
 
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
-from tokviz.core.catalog import EXTENSION_FORMAT
 from tokviz.core.files import write_atomic
+from tokviz.core.sidecar import EXTENSION_FORMAT, EXTENSION_VERSION
 
 
 class ExtensionError(ValueError):
@@ -198,24 +198,11 @@ def _apply(seg: tuple[bytes, ...], left: bytes, right: bytes) -> tuple[bytes, ..
     return tuple(out)
 
 
-def extended_tokenizer(base: TiktokenTokenizer, extra: dict[bytes, int], *, name: str | None = None) -> TiktokenTokenizer:
-    """The base with the extra ranks added: a working tokenizer for every view."""
-    clash = sorted(set(extra.values()) & {*base.mergeable_ranks.values(), *base.special_tokens.values()})
-    if clash:
-        raise ExtensionError(f"extra ranks reuse ids of the base ({clash[:5]}...): refusing to overwrite them")
-    known = sorted(t for t in extra if t in base.mergeable_ranks)
-    if known:
-        raise ExtensionError(f"extra ranks repeat tokens the base already has: {known[:5]}")
-    return TiktokenTokenizer.from_ranks(
-        name or f"{base.name}+extra", {**base.mergeable_ranks, **extra},
-        pattern=base.pattern, special_tokens=base.special_tokens, family=base.family,
-    )
-
-
-def save_extension(extension: Extension, path: str | Path, *, base_spec: str, base_sha256: str | None) -> Path:
+def save_extension(extension: Extension, path: str | Path, *, base_spec: str, base_sha256: str) -> Path:
     """Write the extra `.tiktoken` (only the new ranks) and its sidecar, each atomically.
 
-    The sidecar names the base, so loading the extra file alone gives the extended tokenizer.
+    The sidecar names the base and its sha256, so loading the extra file alone gives the extended
+    tokenizer, and a base that changed since is refused (`tokviz.core.sidecar` reads it).
     """
     path = Path(path)
     lines = (
@@ -223,7 +210,7 @@ def save_extension(extension: Extension, path: str | Path, *, base_spec: str, ba
     )
     write_atomic(path, "".join(lines).encode("ascii"))
     sidecar = {
-        "format": EXTENSION_FORMAT, "version": 1, "base": base_spec, "base_sha256": base_sha256,
+        "format": EXTENSION_FORMAT, "version": EXTENSION_VERSION, "base": base_spec, "base_sha256": base_sha256,
         "start_id": extension.start_id,
         "merges": [[m.left.hex(), m.right.hex(), m.frequency, m.id] for m in extension.merges],
         "warnings": extension.warnings,

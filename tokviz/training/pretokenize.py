@@ -25,8 +25,6 @@ PRESETS: dict[str, str | None] = {
     "o200k": O200K_PATTERN,
     "none": None,
 }
-#: what tiktoken / tokenizers get for "no split": one chunk holding the whole text
-WHOLE_TEXT_PATTERN = r"[\s\S]+"
 
 
 def resolve_pattern(spec: str) -> tuple[str | None, str | None]:

@@ -1,4 +1,4 @@
-"""Save and load trained vocabularies: `.tiktoken` ranks, the JSON sidecar, HF `tokenizer.json`.
+"""Save trained vocabularies: `.tiktoken` ranks, the JSON sidecar, HF `tokenizer.json`.
 
 `NAME.tiktoken` holds `base64(token bytes) rank` per line (tiktoken's format; ranks 0..255 are the
 bytes, merge i has rank 256 + i). `NAME.json` next to it is the sidecar (`"format": "tokviz-bpe"`,
@@ -6,8 +6,9 @@ bytes, merge i has rank 256 + i). `NAME.json` next to it is the sidecar (`"forma
 with their counts. Every file is written to a temporary file in the same folder and moved into
 place with `os.replace`; the sidecar is written last, so a loader that finds it finds the ranks.
 
-Loading goes through `TiktokenTokenizer.from_ranks`, so encoding is tiktoken's (fast).
-This module does not train (see `trainer`).
+Loading a saved vocabulary is the core's (`tokviz.core.sidecar.load_trained`, or `catalog.load`
+on the `.tiktoken`), which also defines the format name and version written here. This module does
+not train (see `trainer`).
 """
 
 from __future__ import annotations
@@ -17,18 +18,12 @@ import json
 import os
 from pathlib import Path
 
-from tokviz.core.backends.tiktoken_backend import (
-    BYTE_LEVEL,
-    TiktokenTokenizer,
-    read_rank_file,
-)
+from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer
 from tokviz.core.files import write_atomic
+from tokviz.core.patterns import WHOLE_TEXT_PATTERN
+from tokviz.core.sidecar import TRAINED_FORMAT, TRAINED_VERSION
 from tokviz.core.tokenizer import TokenizerError
-from tokviz.training.pretokenize import WHOLE_TEXT_PATTERN
 from tokviz.training.trainer import TrainingResult
-
-FORMAT = "tokviz-bpe"
-VERSION = 1
 
 
 def output_paths(name: str | os.PathLike) -> tuple[Path, Path, Path]:
@@ -47,8 +42,8 @@ def rank_file_bytes(result: TrainingResult) -> bytes:
 
 def sidecar(result: TrainingResult) -> dict:
     return {
-        "format": FORMAT,
-        "version": VERSION,
+        "format": TRAINED_FORMAT,
+        "version": TRAINED_VERSION,
         "name": result.name,
         "pattern": result.pattern,
         "pattern_preset": result.pattern_preset,
@@ -90,32 +85,6 @@ def trained_tokenizer(result: TrainingResult, *, num_merges: int | None = None) 
     return TiktokenTokenizer.from_ranks(
         result.name, result.ranks(num_merges), pattern=result.pattern or WHOLE_TEXT_PATTERN,
         special_tokens=specials, family="trained",
-    )
-
-
-def read_sidecar(path: str | os.PathLike) -> dict:
-    """Read and check a sidecar (`NAME.json`), raising TokenizerError saying what is wrong."""
-    path = Path(path)
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise TokenizerError(f"cannot read sidecar {path}: {e}") from e
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise TokenizerError(f"{path} is not a tokviz-bpe sidecar (no \"format\": \"{FORMAT}\")")
-    if meta.get("version") != VERSION:
-        raise TokenizerError(f"{path}: sidecar version {meta.get('version')!r} is not supported (expected {VERSION})")
-    return meta
-
-
-def load_trained(path: str | os.PathLike) -> TiktokenTokenizer:
-    """Load a trained vocabulary from `NAME.tiktoken` or `NAME.json` (the sidecar must exist)."""
-    ranks_path, sidecar_path, _ = output_paths(Path(path).with_suffix("") if Path(path).suffix == ".json" else path)
-    meta = read_sidecar(sidecar_path)
-    ranks = read_rank_file(ranks_path)
-    return TiktokenTokenizer.from_ranks(
-        meta.get("name") or ranks_path.stem, ranks, pattern=meta.get("pattern") or WHOLE_TEXT_PATTERN,
-        special_tokens={str(k): int(v) for k, v in meta.get("special_tokens", {}).items()},
-        family="trained",
     )
 
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
+from tokviz.core.sidecar import read_sidecar
 from tokviz.training import vocabfile
 
 TRAINED_DIR = "trained"
@@ -57,7 +58,7 @@ def human_bytes(n: float) -> str:
 def describe(path: Path) -> str:
     """One line about a saved vocabulary, from its sidecar."""
     try:
-        meta = vocabfile.read_sidecar(path.with_suffix(".json"))
+        meta = read_sidecar(path.with_suffix(".json"))
     except Exception as e:  # a damaged sidecar is shown, not raised
         return f"{path}\n(sidecar unreadable: {e})"
     corpus = meta.get("corpus", {})
