@@ -2,8 +2,9 @@
 
 One module per command (`encode`, `vocabs`, `train`, `stats`, `extend`), each with
 `add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
-`main`: one clear line on stderr, a non-zero exit, never a traceback. With no command (or `gui`,
-or an option of the app's) the compare window opens; it parses its own options.
+`main`: one clear line on stderr, a non-zero exit, never a traceback. The app itself is opened by
+`tokviz.__main__` (no command, `gui`, or an option of the app's): this package does not import the
+GUI; `gui` is listed here so that `tokviz --help` names it.
 """
 
 from __future__ import annotations
@@ -42,11 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] == "gui" or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
-        # the app parses its own options (`tokviz --sample mixed -t qwen`, `tokviz gui FILE`)
-        from tokviz.gui.app import run
-
-        return run(["tokviz", *argv[1:]] if argv and argv[0] == "gui" else ["tokviz", *argv])
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
