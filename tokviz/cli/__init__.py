@@ -1,6 +1,6 @@
-"""The `tokviz` command line: encode, vocabs, train, stats, extend, gui.
+"""The `tokviz` command line: encode, vocabs, train, stats, extend, chat, gui.
 
-One module per command (`encode`, `vocabs`, `train`, `stats`, `extend`), each with
+One module per command (`encode`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
 `add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
 `main`: one clear line on stderr, a non-zero exit, never a traceback. The app itself is opened by
 `tokviz.__main__` (no command, `gui`, or an option of the app's): this package does not import the
@@ -14,7 +14,7 @@ import sys
 from typing import Sequence
 
 from tokviz import __version__
-from tokviz.cli import encode, extend, stats, vocabs
+from tokviz.cli import chat, encode, extend, stats, vocabs
 from tokviz.cli.errors import CliError, one_line
 from tokviz.core.tokenizer import TokenizerError
 
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         train.add_parser(sub)
     stats.add_parser(sub)
     extend.add_parser(sub)
+    chat.add_parser(sub)
     sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
     return parser
 
