@@ -200,3 +200,10 @@ def test_huge_numbers_and_recursion_are_stopped():
         ChatTemplate("{{ 9 ** 99999 }}").render([])
     with pytest.raises(ChatTemplateError, match="recurses"):
         ChatTemplate("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}").render([])
+
+
+def test_the_deadline_is_checked_at_the_step_points():
+    # a deadline already past (seconds < 0): stopped at the first check, after 4,096 steps, whatever the clock
+    with pytest.raises(ChatTemplateError, match=r"stopped after -1 s"):
+        ChatTemplate("{% for i in range(100000) %}{% endfor %}").render([], limits=Limits(seconds=-1))
+    assert ChatTemplate("{% for i in range(100) %}{% endfor %}ok").render([], limits=Limits(seconds=-1)).text == "ok"
