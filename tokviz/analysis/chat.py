@@ -26,7 +26,7 @@ from tokviz.analysis.chat_template import DEFAULT_LIMITS, TEMPLATE, ChatTemplate
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
 
-FindingKind = Literal["injected-special", "content-marker", "template-marker-not-special"]
+FindingKind = Literal["injected-special", "control-in-content", "content-marker", "template-marker-not-special"]
 
 #: text that looks like a template's structural marker: `<|im_start|>`, `<｜User｜>`, `[INST]`,
 #: `<start_of_turn>`, `</think>`, `<|START_OF_TURN_TOKEN|>`, Gemma 4's `<|turn>` and `<turn|>`
@@ -56,6 +56,10 @@ class Finding:
         if self.kind == "injected-special":
             return (f"{where} contains `{self.text}`: a naive pipeline (every special token parsed) "
                     f"turns it into a control token here (characters {self.start}:{self.end})")
+        if self.kind == "control-in-content":
+            return (f"{where} contains `{self.text}`, which {tokenizer_name} matches as a control token even "
+                    f"in plain text (an added token not marked special): the model gets the control token "
+                    f"whatever the pipeline (characters {self.start}:{self.end})")
         if self.kind == "content-marker":
             return (f"{where} contains `{self.text}`, a marker the template writes; it is plain "
                     f"text in {tokenizer_name}, not a control token, but it can still steer the "
@@ -165,7 +169,7 @@ def analyze_chat(
     naive = tokenizer.encode(text, allowed_special="all")
     owner = _owners(rendered)
     chat_tokens = tuple(_with_origin(t, owner) for t in tokens)
-    findings = _findings(tokenizer, rendered, set(trusted), naive, owner)
+    findings = _findings(tokenizer, rendered, set(trusted), tokens, naive, owner)
     return ChatAnalysis(
         tokenizer.name, template, rendered, chat_tokens, tuple(naive), tuple(findings),
         len(messages), context_limit,
@@ -205,21 +209,29 @@ def _message_at(owner: list[int], start: int, end: int) -> int | None:
 
 
 def _findings(
-    tokenizer: Tokenizer, rendered: Rendered, trusted: set[tuple[int, int]], naive: list[Token], owner: list[int]
+    tokenizer: Tokenizer, rendered: Rendered, trusted: set[tuple[int, int]], tokens: list[Token],
+    naive: list[Token], owner: list[int],
 ) -> list[Finding]:
     text = rendered.text
     findings = []
+    # control tokens inside content that even the trusted cut makes: added tokens a vocabulary
+    # matches in any text (a Hugging Face added token with "special": false)
+    controls = {text[t.start:t.end] for t in tokens if t.kind is TokenKind.SPECIAL}
+    for token in tokens:
+        message = _message_at(owner, token.start, token.end)
+        if token.kind is TokenKind.SPECIAL and message is not None:
+            findings.append(Finding("control-in-content", message, text[token.start:token.end], token.start, token.end))
+    made = {(t.start, t.end) for t in tokens if t.kind is TokenKind.SPECIAL}
     for token in naive:
-        if token.kind is TokenKind.SPECIAL and (token.start, token.end) not in trusted:
-            findings.append(Finding("injected-special", _message_at(owner, token.start, token.end),
-                                    text[token.start:token.end], token.start, token.end))
+        if token.kind is TokenKind.SPECIAL and (token.start, token.end) not in made | trusted:
+            message = _message_at(owner, token.start, token.end)
+            if message is not None:
+                findings.append(Finding("injected-special", message, text[token.start:token.end], token.start, token.end))
     markers: dict[str, None] = {}
     for start, end in rendered.template_spans():
         for match in MARKER.finditer(text, start, end):
             markers.setdefault(match.group())
-    for start, end in trusted:
-        markers.setdefault(text[start:end])
-    plain_markers = [m for m in markers if m not in tokenizer.special_tokens]
+    plain_markers = [m for m in markers if m not in tokenizer.special_tokens and m not in controls]
     for marker in plain_markers:
         findings.append(Finding("template-marker-not-special", None, marker, -1, -1))
     if plain_markers:
@@ -227,5 +239,4 @@ def _findings(
         for run in rendered.runs:
             for match in pattern.finditer(text, run.start, run.end):
                 findings.append(Finding("content-marker", run.message, match.group(), match.start(), match.end()))
-    order = {"injected-special": 0, "content-marker": 0, "template-marker-not-special": 1}
-    return sorted(findings, key=lambda f: (order[f.kind], f.start))
+    return sorted(findings, key=lambda f: (f.kind == "template-marker-not-special", f.start))
