@@ -371,7 +371,7 @@ def analyze_text(
 
 
 def analyze_paths(
-    paths: Iterable[str | os.PathLike], tokenizers: Sequence[Tokenizer], *,
+    paths: Iterable[str | os.PathLike[str]], tokenizers: Sequence[Tokenizer], *,
     options: StatsOptions = StatsOptions(), progress: Progress | None = None,
     cancel: threading.Event | None = None, include_hidden: bool = False,
 ) -> Analysis:
@@ -449,7 +449,7 @@ def _check(cancel: threading.Event | None) -> None:
         raise AnalysisCancelled("analysis cancelled")
 
 
-def list_files(paths: Iterable[str | os.PathLike], *, include_hidden: bool = False) -> list[Path]:
+def list_files(paths: Iterable[str | os.PathLike[str]], *, include_hidden: bool = False) -> list[Path]:
     """The files named and the files under the folders named, folders walked in sorted order.
 
     A path that does not exist raises FileNotFoundError (the caller typed it).
@@ -618,12 +618,12 @@ def json_text(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-def to_csv(rows: Sequence[Mapping[str, object]], path: str | os.PathLike) -> None:
+def to_csv(rows: Sequence[Mapping[str, object]], path: str | os.PathLike[str]) -> None:
     """Write rows as a UTF-8 CSV file, atomically."""
     write_atomic(Path(path), csv_text(rows).encode("utf-8"))
 
 
-def to_json(data: object, path: str | os.PathLike) -> None:
+def to_json(data: object, path: str | os.PathLike[str]) -> None:
     """Write JSON-ready data (say `Analysis.to_dict()`) as a UTF-8 file, atomically."""
     write_atomic(Path(path), json_text(data).encode("utf-8"))
 

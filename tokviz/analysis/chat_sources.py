@@ -98,7 +98,7 @@ _GGUF_STRING, _GGUF_ARRAY = 8, 9
 _GGUF_ID_KEYS = {"unk_token": "unknown_token", "sep_token": "seperator_token", "pad_token": "padding_token"}
 
 
-def read_gguf_metadata(path: str | os.PathLike, *, keep_arrays: frozenset[str] = frozenset()) -> dict[str, Any]:
+def read_gguf_metadata(path: str | os.PathLike[str], *, keep_arrays: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The key/value metadata of a GGUF file; arrays are skipped unless named in `keep_arrays`.
 
     Reads only the header, so a multi-gigabyte model costs what its metadata costs.
@@ -150,7 +150,7 @@ def _gguf_value(f: BinaryIO, kind: int, count_format: str, *, keep: bool) -> Any
     raise struct.error(f"unknown GGUF value type {kind}")
 
 
-def gguf_templates(path: str | os.PathLike) -> dict[str, ChatTemplate]:
+def gguf_templates(path: str | os.PathLike[str]) -> dict[str, ChatTemplate]:
     """`tokenizer.chat_template` as "default" and `tokenizer.chat_template.NAME` as NAME."""
     meta = read_gguf_metadata(path, keep_arrays=frozenset({"tokenizer.ggml.tokens"}))
     tokens = meta.get("tokenizer.ggml.tokens") or []
@@ -177,7 +177,7 @@ def _token_string(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def hf_templates(folder: str | os.PathLike) -> dict[str, ChatTemplate]:
+def hf_templates(folder: str | os.PathLike[str]) -> dict[str, ChatTemplate]:
     """The templates of a Hugging Face snapshot folder: `chat_template.jinja` (which transformers
     prefers) as "default", `additional_chat_templates/NAME.jinja`, and `tokenizer_config.json`'s
     `chat_template`, a string or a list of `{"name": ..., "template": ...}`."""

@@ -224,7 +224,7 @@ def load_entry(entry: CatalogEntry) -> Tokenizer:
 
 
 def load_path(
-    path: str | os.PathLike,
+    path: str | os.PathLike[str],
     *,
     pattern: str | None = None,
     special_tokens: Mapping[str, int] | None = None,

@@ -7,7 +7,7 @@ import secrets
 from pathlib import Path
 
 
-def write_atomic(path: str | os.PathLike, data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write `data` to `path` via a temporary file in the same folder, fsync and `os.replace`:
     readers see the old file or the whole new one, and a full disk leaves the old file intact.
 

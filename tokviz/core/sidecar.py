@@ -34,7 +34,7 @@ _VERSIONS = {TRAINED_FORMAT: TRAINED_VERSION, EXTENSION_FORMAT: EXTENSION_VERSIO
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
-def sidecar_path(ranks_path: str | os.PathLike) -> Path:
+def sidecar_path(ranks_path: str | os.PathLike[str]) -> Path:
     """`NAME.json` for `NAME.tiktoken`.
 
     >>> sidecar_path("out/mine.tiktoken").as_posix()
@@ -43,7 +43,7 @@ def sidecar_path(ranks_path: str | os.PathLike) -> Path:
     return Path(ranks_path).with_suffix(".json")
 
 
-def find_sidecar(ranks_path: str | os.PathLike) -> dict[str, Any] | None:
+def find_sidecar(ranks_path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The checked tokviz sidecar beside a rank file; None when there is none, or when the JSON
     beside it is not tokviz's (another tool's `NAME.json`)."""
     path = sidecar_path(ranks_path)
@@ -55,7 +55,7 @@ def find_sidecar(ranks_path: str | os.PathLike) -> dict[str, Any] | None:
     return _checked(path, data)
 
 
-def read_sidecar(path: str | os.PathLike, *, expected: str = TRAINED_FORMAT) -> dict[str, Any]:
+def read_sidecar(path: str | os.PathLike[str], *, expected: str = TRAINED_FORMAT) -> dict[str, Any]:
     """Read and check a sidecar of the `expected` format; TokenizerError saying what is wrong."""
     path = Path(path)
     data = _read_json(path)
@@ -64,7 +64,7 @@ def read_sidecar(path: str | os.PathLike, *, expected: str = TRAINED_FORMAT) -> 
     return _checked(path, data)
 
 
-def load_trained(path: str | os.PathLike) -> TiktokenTokenizer:
+def load_trained(path: str | os.PathLike[str]) -> TiktokenTokenizer:
     """Load a trained vocabulary from `NAME.tiktoken` or `NAME.json` (both files must exist)."""
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
@@ -77,7 +77,7 @@ def load_trained(path: str | os.PathLike) -> TiktokenTokenizer:
     )
 
 
-def check_base(ranks_path: str | os.PathLike, meta: Mapping[str, Any], base_sha256: str) -> None:
+def check_base(ranks_path: str | os.PathLike[str], meta: Mapping[str, Any], base_sha256: str) -> None:
     """Refuse an extension whose base is not the file it was learned on."""
     if meta["base_sha256"] != base_sha256:
         raise TokenizerError(
@@ -87,7 +87,7 @@ def check_base(ranks_path: str | os.PathLike, meta: Mapping[str, Any], base_sha2
         )
 
 
-def load_extended(base: Tokenizer, extra_path: str | os.PathLike) -> TiktokenTokenizer:
+def load_extended(base: Tokenizer, extra_path: str | os.PathLike[str]) -> TiktokenTokenizer:
     """A base byte-level BPE plus an extra rank file (`tokviz extend`, or Qwen's `qwen_extra.tiktoken`)."""
     extra_path = Path(extra_path)
     try:

@@ -110,7 +110,7 @@ def _check_options(
 
 
 def train(
-    paths: Sequence[str | os.PathLike] = (),
+    paths: Sequence[str | os.PathLike[str]] = (),
     *,
     vocab_size: int,
     name: str = "trained",
@@ -122,7 +122,7 @@ def train(
     special_tokens: Sequence[str] = (),
     min_frequency: int = 2,
     jobs: int | None = None,
-    word_counts: str | os.PathLike | None = None,
+    word_counts: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
 ) -> TrainingResult:

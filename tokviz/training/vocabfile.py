@@ -26,7 +26,7 @@ from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.trainer import TrainingResult
 
 
-def output_paths(name: str | os.PathLike) -> tuple[Path, Path, Path]:
+def output_paths(name: str | os.PathLike[str]) -> tuple[Path, Path, Path]:
     """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or `.tiktoken` path."""
     base = Path(name)
     if base.suffix == ".tiktoken":
@@ -58,7 +58,7 @@ def sidecar(result: TrainingResult) -> dict:
     }
 
 
-def save(result: TrainingResult, name: str | os.PathLike, *, hf_json: bool = False) -> list[Path]:
+def save(result: TrainingResult, name: str | os.PathLike[str], *, hf_json: bool = False) -> list[Path]:
     """Write `NAME.tiktoken`, optionally `NAME.tokenizer.json`, then the sidecar `NAME.json`."""
     ranks_path, sidecar_path, hf_path = output_paths(name)
     if not ranks_path.parent.is_dir():

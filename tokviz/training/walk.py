@@ -116,7 +116,7 @@ def _glob_match(rel: str, patterns: Sequence[str]) -> bool:
 
 
 def collect_files(
-    paths: Sequence[str | os.PathLike],
+    paths: Sequence[str | os.PathLike[str]],
     *,
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),

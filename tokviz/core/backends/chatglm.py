@@ -248,7 +248,7 @@ class ChatGLMTokenizer(Tokenizer):
         }
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, **options) -> ChatGLMTokenizer:
+    def from_file(cls, path: str | os.PathLike[str], **options) -> ChatGLMTokenizer:
         """Load `ice_text.model` (or a stand-in) as ChatGLM-6B; options as the constructor's."""
         return cls(SentencePieceTokenizer.from_file(path, name=Path(path).stem), **options)
 

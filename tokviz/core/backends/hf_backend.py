@@ -102,7 +102,7 @@ class HFTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, name: str | None = None) -> "HFTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "HFTokenizer":
         """Load a `tokenizer.json`; a missing file, invalid JSON or JSON that is not a tokenizer is
         a TokenizerError naming the file."""
         path = Path(path)

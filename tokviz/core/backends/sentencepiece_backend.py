@@ -167,7 +167,7 @@ class SentencePieceTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, name: str | None = None) -> "SentencePieceTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "SentencePieceTokenizer":
         """Load a `.model` file; a missing, empty, truncated or foreign file is a TokenizerError
         naming it."""
         path = Path(path)

@@ -46,7 +46,7 @@ def byte_level_piece(data: bytes) -> str:
     return "".join(BYTE_LEVEL[b] for b in data)
 
 
-def read_rank_file(path: str | os.PathLike) -> dict[bytes, int]:
+def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     """Read a `.tiktoken` file (`base64 rank` per line), naming the line when one is bad.
 
     Unlike `tiktoken.load.load_tiktoken_bpe` this never serves a cached copy of an edited file.
@@ -73,7 +73,7 @@ def read_rank_file(path: str | os.PathLike) -> dict[bytes, int]:
     return ranks
 
 
-def looks_like_rank_file(path: str | os.PathLike) -> bool:
+def looks_like_rank_file(path: str | os.PathLike[str]) -> bool:
     """True when the file starts like a tiktoken rank file (Llama 3 ships one as `tokenizer.model`)."""
     try:
         with open(path, "rb") as f:
@@ -143,7 +143,7 @@ class TiktokenTokenizer(Tokenizer):
     @classmethod
     def from_file(
         cls,
-        path: str | os.PathLike,
+        path: str | os.PathLike[str],
         *,
         pattern: str,
         special_tokens: Mapping[str, int] | None = None,

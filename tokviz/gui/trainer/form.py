@@ -158,11 +158,11 @@ class TrainerForm(QWidget):
     def paths(self) -> list[str]:
         return [self.paths_list.item(i).text() for i in range(self.paths_list.count())]
 
-    def set_paths(self, paths: Sequence[str | os.PathLike]) -> None:
+    def set_paths(self, paths: Sequence[str | os.PathLike[str]]) -> None:
         self.paths_list.clear()
         self.add_paths(paths)
 
-    def add_paths(self, paths: Sequence[str | os.PathLike]) -> None:
+    def add_paths(self, paths: Sequence[str | os.PathLike[str]]) -> None:
         have = set(self.paths())
         for p in map(str, paths):
             if p and p not in have:
