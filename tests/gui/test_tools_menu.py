@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from tokviz.gui.tools import menu as tools_menu
 
 from .conftest import TIMEOUT_MS
 
@@ -20,6 +19,16 @@ def test_the_tools_menu_lists_every_tool(make_window):
         assert expected in titles
 
 
+def test_the_kept_tool_windows_belong_to_the_window_tools(qtbot, make_window):
+    window = make_window(["cl100k_base"], text="hello")
+    trainer = window.tools.open_trainer()
+    assert window.tools.open_trainer() is trainer is window.tools.trainer
+    extend = window.tools.open_extend()
+    assert window.tools.open_extend() is extend is window.tools.extend
+    assert trainer.parent() is window and extend.parent() is window
+    assert not any(name.endswith("_dialog") for name in vars(window))
+
+
 def test_replay_and_pipeline_act_on_the_editor_selection(qtbot, make_window):
     window = make_window(["cl100k_base"], text="say hello world")
     cursor = window.editor.textCursor()
@@ -27,11 +36,11 @@ def test_replay_and_pipeline_act_on_the_editor_selection(qtbot, make_window):
     cursor.setPosition(15, cursor.MoveMode.KeepAnchor)
     window.editor.setTextCursor(cursor)
     assert window.selected_chars() == (4, 15)
-    view = tools_menu.open_replay(window, window.panes[0])
+    view = window.tools.open_replay(window.panes[0])
     qtbot.addWidget(view)
     qtbot.waitUntil(lambda: view.replay is not None, timeout=TIMEOUT_MS)
     assert view.replay.ids == [15339, 1917]  # "hello world" alone
-    pipeline = tools_menu.open_pipeline(window, window.panes[0])
+    pipeline = window.tools.open_pipeline(window.panes[0])
     qtbot.addWidget(pipeline)
     qtbot.waitUntil(lambda: bool(pipeline.stages), timeout=TIMEOUT_MS)
     assert list(pipeline.stages[-1].ids) == [15339, 1917]
@@ -39,7 +48,7 @@ def test_replay_and_pipeline_act_on_the_editor_selection(qtbot, make_window):
 
 def test_vocabulary_jumps_highlight_the_window(qtbot, make_window):
     window = make_window(["cl100k_base"], text="hello world, hello again")
-    dialog = tools_menu.open_vocabulary(window, window.panes[0])
+    dialog = window.tools.open_vocabulary(window.panes[0])
     qtbot.addWidget(dialog)
     browser = dialog.browser
     qtbot.waitUntil(lambda: not browser.busy, timeout=TIMEOUT_MS)
@@ -50,7 +59,7 @@ def test_vocabulary_jumps_highlight_the_window(qtbot, make_window):
 
 def test_analysis_uses_every_pane(qtbot, make_window):
     window = make_window(["cl100k_base", "qwen"], text="토큰은 글자가 아니다. Tokens are not characters.")
-    dialog = tools_menu.open_analysis(window)
+    dialog = window.tools.open_analysis()
     qtbot.addWidget(dialog)
     with qtbot.waitSignal(dialog.analysis_finished, timeout=TIMEOUT_MS) as blocker:
         pass
@@ -66,7 +75,7 @@ def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vo
     from .conftest import wait_ready
 
     window = make_window(["qwen"], text="我是一只猫")
-    dialog = tools_menu.open_extend(window)
+    dialog = window.tools.open_extend()
     qtbot.addWidget(dialog)
     extension = learn_extension(vocab("qwen"), {"我是一只猫": 20, "一只猫": 100})
     qwen_sha = catalog.find("qwen").sha256

@@ -306,14 +306,13 @@ def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Pa
 def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir: Path, big_corpus: Path, tmp_path: Path) -> None:
     from PySide6.QtCore import QSettings
 
-    from tokviz.gui.tools import menu as tools_menu
     from tokviz.gui.app import build_window
 
     window = build_window(specs=["tokviz-samples"], text="hello", restore=False,
                           settings=QSettings(str(tmp_path / "w.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(window)
     window.show()
-    panel = tools_menu.open_trainer(window).panel
+    panel = window.tools.open_trainer().panel
     panel.set_paths([str(big_corpus)])
     panel.form.vocab_spin.setValue(256 + 20_000)
     assert panel.start()

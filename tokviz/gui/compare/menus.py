@@ -1,30 +1,56 @@
-"""The compare window's menus: File, Samples, View, Tokenizers, Tools."""
+"""The compare window's menus: File, Samples, View, Tokenizers, Tools.
+
+The menus know the window only through `MenuHost` (what they call), so this module does not import
+the window module that builds them; the Tools menu is built by the window's `ToolWindows`.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QInputDialog, QMenu, QMenuBar
 
 from tokviz.core import catalog
-from tokviz.gui.compare.cells import VIEW_MODES
+from tokviz.core.resources import samples
+from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
+from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
 
-if TYPE_CHECKING:
-    from tokviz.gui.compare.window import MainWindow
+
+class MenuHost(Protocol):
+    """What the menus need of the compare window."""
+
+    options: ViewOptions
+    sync_scroll: bool
+    context_limit: int | None
+
+    @property
+    def panes(self) -> Sequence[Any]: ...
+    def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt's name)
+    def close(self) -> bool: ...
+    def choose_text_file(self) -> None: ...
+    def choose_vocab_file(self) -> None: ...
+    def load_sample(self, name: str) -> None: ...
+    def set_options(self, **changes: object) -> None: ...
+    def set_context_limit(self, limit: int | None) -> None: ...
+    def can_load(self, entry: catalog.CatalogEntry) -> bool: ...
+    def add_pane(self, spec: str) -> object: ...
+    def offer_fetch(self) -> None: ...
+    def remove_pane(self, pane: Any) -> None: ...
+    def move_pane(self, pane: Any, delta: int) -> None: ...
 
 
-def build_menus(window: "MainWindow") -> None:
+def build_menus(window: MenuHost, tools: ToolWindows) -> None:
     _file_menu(window)
     _samples_menu(window)
     _view_menu(window)
     _tokenizers_menu(window)
-    from tokviz.gui.tools.menu import build_tools_menu
-
-    build_tools_menu(window)
+    tools.build_menu(window.menuBar())
 
 
-def _file_menu(w: "MainWindow") -> None:
+def _file_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&File")
     menu.addAction(icon("open"), "&Open text file…", QKeySequence.StandardKey.Open, w.choose_text_file)
     menu.addAction(icon("add"), "Open &vocabulary…", w.choose_vocab_file)
@@ -32,11 +58,9 @@ def _file_menu(w: "MainWindow") -> None:
     menu.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 
 
-def _samples_menu(w: "MainWindow") -> None:
+def _samples_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&Samples")
     try:
-        from tokviz.core.resources import samples
-
         items = samples()
     except Exception as e:  # missing resources: say so in the menu instead of failing
         menu.addAction(f"(samples unavailable: {e})").setEnabled(False)
@@ -45,7 +69,7 @@ def _samples_menu(w: "MainWindow") -> None:
         menu.addAction(sample.title, lambda s=sample: w.load_sample(s.file))
 
 
-def _view_menu(w: "MainWindow") -> None:
+def _view_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&View")
     ws = menu.addAction("Visible &whitespace")
     ws.setCheckable(True)
@@ -71,9 +95,7 @@ def _view_menu(w: "MainWindow") -> None:
     sync.toggled.connect(lambda on: setattr(w, "sync_scroll", on))
 
 
-def _ask_context_limit(w: "MainWindow") -> None:
-    from PySide6.QtWidgets import QInputDialog
-
+def _ask_context_limit(w: MenuHost) -> None:
     limit, ok = QInputDialog.getInt(
         w, "Context limit", "Mark where a context of this many tokens ends in every pane (0: no mark):",
         w.context_limit or 4096, 0, 10_000_000, 256,
@@ -82,11 +104,9 @@ def _ask_context_limit(w: "MainWindow") -> None:
         w.set_context_limit(limit)
 
 
-def _tokenizers_menu(w: "MainWindow") -> None:
+def _tokenizers_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&Tokenizers")
     add = menu.addMenu(icon("add"), "&Add")
-    from tokviz.gui.compare.window import loadable
-
     try:
         entries = catalog.entries()
     except Exception as e:
@@ -94,7 +114,7 @@ def _tokenizers_menu(w: "MainWindow") -> None:
         entries = []
     for entry in entries:
         action = add.addAction(f"{entry.name} — {entry.title}", lambda n=entry.name: w.add_pane(n))
-        action.setEnabled(loadable(entry))
+        action.setEnabled(w.can_load(entry))
     menu.addAction(icon("open"), "Add from &file…", w.choose_vocab_file)
     menu.addAction("&Fetch catalog vocabularies…", w.offer_fetch)
     remove = menu.addMenu(icon("remove"), "&Remove")
@@ -105,7 +125,7 @@ def _tokenizers_menu(w: "MainWindow") -> None:
     right.aboutToShow.connect(lambda: _fill_pane_menu(right, w, lambda p: w.move_pane(p, 1)))
 
 
-def _fill_pane_menu(menu, w: "MainWindow", act) -> None:
+def _fill_pane_menu(menu: QMenu, w: MenuHost, act: Callable[[Any], object]) -> None:
     menu.clear()
     for pane in w.panes:
         menu.addAction(pane.title.text(), lambda p=pane: act(p))

@@ -15,9 +15,12 @@ from tokviz.core import catalog
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.editor import InputEditor
 from tokviz.gui.compare.fetch_bar import FetchBar
+from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
 from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
+from tokviz.gui.compare.stream_dialog import StreamDialog
+from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.compare.pane import TokenPane
 
@@ -74,9 +77,8 @@ class MainWindow(QMainWindow):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.flush_text)
         self._build_ui()
-        from tokviz.gui.compare.menus import build_menus  # menus import this module's window type
-
-        build_menus(self)
+        self.tools = ToolWindows(self, self)
+        build_menus(self, self.tools)
         saved = self._restore_settings() if restore else {}
         initial = specs or saved.get("panes") or default_specs()
         policies = saved.get("policies", []) if not specs else []
@@ -188,6 +190,9 @@ class MainWindow(QMainWindow):
         pane.set_text(self._offsets.text)
         self._refresh_stats()
         return pane
+
+    def can_load(self, entry: catalog.CatalogEntry) -> bool:
+        return loadable(entry)
 
     def offer_fetch(self) -> None:
         self.fetch_bar.offer()
@@ -357,8 +362,6 @@ class MainWindow(QMainWindow):
             self.show_message(f"{pane.spec}: nothing to stream yet")
 
     def _show_stream(self, pane: TokenPane, ids: list, naive: list, buffered: list) -> None:
-        from tokviz.gui.compare.stream_dialog import StreamDialog
-
         self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self)
         self._stream.show()
 

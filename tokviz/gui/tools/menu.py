@@ -1,116 +1,126 @@
 """The Tools menu: the dialogs that explain a cut (vocabulary, merge replay, pipeline), what it
 costs (analysis), and what changes it (vocabulary extension, training).
 
-Each per-pane action acts on one pane's tokenizer; a submenu lists the open panes when it opens.
-Dialogs that outlive their action are kept on the window so they are not garbage-collected.
+`ToolWindows` belongs to one compare window: it builds the menu, opens each dialog on the window's
+panes and text, and owns the dialogs that outlive their action (one analysis, one extension and one
+trainer window), so they are neither garbage-collected nor hung onto the window as loose attributes.
+It knows the window only through `ToolHost`, what the tools need of it, so this package never
+imports the compare window.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
-from PySide6.QtWidgets import QMenu
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QDialog, QMenu, QMenuBar, QWidget
 
+from tokviz.core import catalog
+from tokviz.gui.tools.analysis_dialog import AnalysisDialog, open_analysis
+from tokviz.gui.tools.extend_dialog import ExtendDialog, open_extend_dialog
+from tokviz.gui.tools.pipeline_dialog import PipelineDialog, open_pipeline_dialog
+from tokviz.gui.tools.replay_dialog import ReplayDialog, open_replay_dialog
+from tokviz.gui.tools.vocab_browser import open_vocab_browser
+from tokviz.gui.trainer.panel import TrainerDialog
 from tokviz.gui.widgets.theme import icon
 
-if TYPE_CHECKING:
-    from tokviz.gui.compare.window import MainWindow
-    from tokviz.gui.compare.pane import TokenPane
+
+class ToolHost(Protocol):
+    """What the tools need of the compare window."""
+
+    @property
+    def panes(self) -> Sequence[Any]: ...  # each with .spec, .policy, .result
+    def text(self) -> str: ...
+    def selected_chars(self) -> tuple[int, int]: ...
+    def highlight_chars(self, start: int, end: int) -> None: ...
+    def add_pane(self, spec: str) -> object: ...
+    def show_message(self, message: str) -> None: ...
 
 
-def build_tools_menu(window: "MainWindow") -> QMenu:
-    menu = window.menuBar().addMenu("T&ools")
-    _pane_submenu(menu, window, "&Vocabulary of…", open_vocabulary)
-    _pane_submenu(menu, window, "&Merge replay of the selection in…", open_replay)
-    _pane_submenu(menu, window, "&Pipeline of the selection in…", open_pipeline)
-    menu.addSeparator()
-    menu.addAction("Token &cost and context…", lambda: open_analysis(window))
-    menu.addAction("&Extend a vocabulary with words…", lambda: open_extend(window))
-    menu.addAction(icon("train"), "&Train a vocabulary…", lambda: open_trainer(window))
-    return menu
+class ToolWindows(QObject):
+    """The tool dialogs of one compare window (`window`, which is also their Qt parent)."""
 
+    def __init__(self, host: ToolHost, window: QWidget) -> None:
+        super().__init__(window)
+        self._host = host
+        self._window = window
+        self.analysis: AnalysisDialog | None = None
+        self.extend: ExtendDialog | None = None
+        self.trainer: TrainerDialog | None = None
 
-def _pane_submenu(menu: QMenu, window: "MainWindow", title: str, act: Callable) -> None:
-    sub = menu.addMenu(title)
+    def build_menu(self, bar: QMenuBar) -> QMenu:
+        menu = bar.addMenu("T&ools")
+        self._pane_submenu(menu, "&Vocabulary of…", self.open_vocabulary)
+        self._pane_submenu(menu, "&Merge replay of the selection in…", self.open_replay)
+        self._pane_submenu(menu, "&Pipeline of the selection in…", self.open_pipeline)
+        menu.addSeparator()
+        menu.addAction("Token &cost and context…", self.open_analysis)
+        menu.addAction("&Extend a vocabulary with words…", self.open_extend)
+        menu.addAction(icon("train"), "&Train a vocabulary…", self.open_trainer)
+        return menu
 
-    def fill() -> None:
-        sub.clear()
-        for pane in window.panes:
-            sub.addAction(pane.spec, lambda p=pane: act(window, p))
-        if not window.panes:
-            sub.addAction("(no tokenizer panes)").setEnabled(False)
+    def _pane_submenu(self, menu: QMenu, title: str, act: Callable[[Any], object]) -> None:
+        sub = menu.addMenu(title)
 
-    sub.aboutToShow.connect(fill)
+        def fill() -> None:
+            sub.clear()
+            for pane in self._host.panes:
+                sub.addAction(pane.spec, lambda p=pane: act(p))
+            if not self._host.panes:
+                sub.addAction("(no tokenizer panes)").setEnabled(False)
 
+        sub.aboutToShow.connect(fill)
 
-def selection_or_text(window: "MainWindow") -> tuple[int, int] | None:
-    """The editor's selected character range, or None for the whole text."""
-    start, end = window.selected_chars()
-    return (start, end) if end > start else None
+    def selection_or_text(self) -> tuple[int, int] | None:
+        """The editor's selected character range, or None for the whole text."""
+        start, end = self._host.selected_chars()
+        return (start, end) if end > start else None
 
+    # -- per pane: a new dialog each time -------------------------------------------------------
+    def open_vocabulary(self, pane: Any) -> QDialog:
+        tokens = pane.result.tokens if pane.result is not None else None
+        dialog = open_vocab_browser(self._window, pane.spec, self._host.text(), tokens)
+        dialog.browser.jump_to.connect(self._host.highlight_chars)
+        return dialog
 
-def open_vocabulary(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.tools.vocab_browser import open_vocab_browser
+    def open_replay(self, pane: Any) -> ReplayDialog:
+        dialog = open_replay_dialog(self._window, pane.spec, self._host.text(), policy=pane.policy,
+                                    selection=self.selection_or_text())
+        dialog.jump_to.connect(self._host.highlight_chars)
+        return dialog
 
-    tokens = pane.result.tokens if pane.result is not None else None
-    dialog = open_vocab_browser(window, pane.spec, window.text(), tokens)
-    dialog.browser.jump_to.connect(window.highlight_chars)
-    return dialog
+    def open_pipeline(self, pane: Any) -> PipelineDialog:
+        span = self.selection_or_text()
+        text = self._host.text() if span is None else self._host.text()[span[0]:span[1]]
+        return open_pipeline_dialog(self._window, pane.spec, text, policy=pane.policy)
 
+    # -- one of each, kept ---------------------------------------------------------------------------
+    def open_analysis(self) -> AnalysisDialog:
+        """A fresh analysis of the window's current panes and text (the previous one closes)."""
+        if self.analysis is not None:
+            self.analysis.close()
+            self.analysis.deleteLater()
+        self.analysis = open_analysis(self._window, [p.spec for p in self._host.panes], self._host.text())
+        return self.analysis
 
-def open_replay(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.tools.replay_dialog import open_replay_dialog
+    def open_extend(self) -> ExtendDialog:
+        if self.extend is None:
+            base = next((p.spec for p in self._host.panes
+                         if (e := catalog.find(p.spec)) and e.format == "tiktoken"), None)
+            self.extend = open_extend_dialog(self._window, base)
+            self.extend.extension_saved.connect(self._host.add_pane)
+        else:
+            self.extend.show()
+            self.extend.raise_()
+        return self.extend
 
-    view = open_replay_dialog(window, pane.spec, window.text(), policy=pane.policy,
-                            selection=selection_or_text(window))
-    view.jump_to.connect(window.highlight_chars)
-    return view
-
-
-def open_pipeline(window: "MainWindow", pane: "TokenPane"):
-    from tokviz.gui.tools.pipeline_dialog import open_pipeline_dialog
-
-    span = selection_or_text(window)
-    text = window.text() if span is None else window.text()[span[0]:span[1]]
-    return open_pipeline_dialog(window, pane.spec, text, policy=pane.policy)
-
-
-def open_analysis(window: "MainWindow"):
-    from tokviz.gui.tools.analysis_dialog import open_analysis as open_dialog
-
-    dialog = getattr(window, "_analysis_dialog", None)
-    specs = [p.spec for p in window.panes]
-    if dialog is not None:
-        dialog.close()
-        dialog.deleteLater()
-    dialog = window._analysis_dialog = open_dialog(window, specs, window.text())
-    return dialog
-
-
-def open_extend(window: "MainWindow"):
-    from tokviz.core import catalog
-    from tokviz.gui.tools.extend_dialog import open_extend_dialog
-
-    base = next((p.spec for p in window.panes if (e := catalog.find(p.spec)) and e.format == "tiktoken"), None)
-    dialog = getattr(window, "_extend_dialog", None)
-    if dialog is None:
-        dialog = window._extend_dialog = open_extend_dialog(window, base)
-        dialog.extension_saved.connect(window.add_pane)
-    else:
-        dialog.show()
-        dialog.raise_()
-    return dialog
-
-
-def open_trainer(window: "MainWindow"):
-    from tokviz.gui.trainer.panel import TrainerDialog
-
-    dialog = getattr(window, "_trainer_dialog", None)
-    if dialog is None:
-        dialog = window._trainer_dialog = TrainerDialog(window)
-        dialog.panel.vocabulary_ready.connect(window.add_pane)
-        dialog.panel.message.connect(window.show_message)
-    dialog.panel.set_compare_text(window.text())
-    dialog.show()
-    dialog.raise_()
-    return dialog
+    def open_trainer(self) -> TrainerDialog:
+        if self.trainer is None:
+            self.trainer = TrainerDialog(self._window)
+            self.trainer.panel.vocabulary_ready.connect(self._host.add_pane)
+            self.trainer.panel.message.connect(self._host.show_message)
+        self.trainer.panel.set_compare_text(self._host.text())
+        self.trainer.show()
+        self.trainer.raise_()
+        return self.trainer
