@@ -11,7 +11,7 @@ get each file's bytes decoded strictly (no newline translation: `\\r\\n` stays `
 Each tool trains in its own process, one after the other, with the same split pattern and
 vocabulary size; the bench prints wall time, peak memory (the sum over the tool's process tree,
 sampled from /proc, and the largest single process from `wait4`'s `ru_maxrss`), the CPU time
-(`wait4`, workers included: a steadier figure than wall time on a shared machine), whether the
+(of the whole process tree, sampled: a steadier figure than wall time on a shared machine), whether the
 merges are identical to rustbpe's, and the ratios.
 
     python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4)
@@ -165,7 +165,17 @@ def corpus_texts(folder: Path) -> Iterator[str]:
 def run_tokviz(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     from tokviz.training.trainer import train
 
-    result = train([folder], vocab_size=vocab_size, pattern=pattern, include=["*.txt"], jobs=jobs)
+    phases: dict[str, float] = {}
+
+    def progress(event) -> None:
+        phases.setdefault(event.phase, time.perf_counter())
+
+    start = time.perf_counter()
+    result = train([folder], vocab_size=vocab_size, pattern=pattern, include=["*.txt"], jobs=jobs,
+                   progress=progress)
+    marks = [*phases.values(), time.perf_counter()]
+    split = ", ".join(f"{name} {b - a:.1f} s" for name, a, b in zip(phases, marks, marks[1:]))
+    print(f"  tokviz phases: start-up {marks[0] - start:.1f} s, {split}", flush=True)
     return result.token_bytes(), result.corpus.bytes
 
 
@@ -237,8 +247,13 @@ def child(name: str, folder: Path, vocab_size: int, pattern: str, jobs: int | No
     out.write_text(json.dumps({"seconds": seconds, "bytes": fed, "vocab": [t.hex() for t in table]}))
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """Resident memory of a process and all its descendants (worker processes included)."""
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree(pid: int, cpu: dict[int, float]) -> float:
+    """Resident MB of a process and all its descendants (worker processes included); records
+    each one's CPU seconds so far in `cpu` (workers are not children of the trainer when a
+    forkserver starts them, so `wait4` does not count them)."""
     total, stack, seen = 0, [pid], set()
     while stack:
         p = stack.pop()
@@ -246,13 +261,16 @@ def _tree_rss_mb(pid: int) -> float:
             continue
         seen.add(p)
         try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[p] = (int(fields[11]) + int(fields[12])) / _TICK
             with open(f"/proc/{p}/status") as f:
                 for line in f:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
             with open(f"/proc/{p}/task/{p}/children") as f:
                 stack.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             continue
     return total / 1024
 
@@ -265,10 +283,10 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
         cmd += ["--jobs", str(jobs)]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd)
-    peak = 0.0
+    peak, cpu = 0.0, {}
     while True:
         # the tree sum counts worker processes too, which one process's ru_maxrss would not
-        peak = max(peak, _tree_rss_mb(proc.pid))
+        peak = max(peak, _tree(proc.pid, cpu))
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
@@ -281,7 +299,7 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     out.unlink()
     return {"name": name, "wall": wall, "train": data["seconds"], "peak_mb": peak,
             "maxrss_mb": usage.ru_maxrss / 1024,
-            "cpu": usage.ru_utime + usage.ru_stime, "bytes": data["bytes"], "vocab": data["vocab"]}
+            "cpu": max(usage.ru_utime + usage.ru_stime, sum(cpu.values())), "bytes": data["bytes"], "vocab": data["vocab"]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -107,22 +107,27 @@ def test_unreadable_entry_reported(tmp_path: Path):
 
 
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
-def test_large_file_streamed_in_blocks_counts_like_whole(tmp_path: Path, pattern: str, monkeypatch):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_large_file_streamed_in_pieces_counts_like_whole(tmp_path: Path, pattern: str, jobs: int, monkeypatch):
     monkeypatch.setattr(corpus, "BLOCK_SIZE", 1000)
+    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
     text = ("The quick brown fox, 한국어 문장도 섞고 😀 emoji.\n    indented  code(x)\n\n" * 300) + "end"
     path = write(tmp_path, "big.txt", text)
     blocks = list(read_blocks(path, non_utf8="skip"))
     assert len(blocks) > 10 and "".join(b for b, _, _ in blocks) == text
-    res = corpus.count_files([str(path)], pattern, "skip")
+    counts, report = count_corpus([path], pattern=pattern, jobs=jobs)
     expected = Counter(chunk_key(c) for c in regex.findall(pattern, text))
-    assert res.counts == dict(expected)
+    assert counts == dict(expected)
+    assert report.files_read == 1 and report.bytes == len(text.encode())
 
 
-def test_block_without_spaces_or_newlines_cut_at_character_start(tmp_path: Path):
-    text = "한" * 1000  # 3 bytes each: a block of 1000 bytes must not end inside a character
+def test_file_without_a_safe_cut_stays_one_piece(tmp_path: Path):
+    text = "한" * 1000 + "\n\n" + "글" * 1000  # no space after a visible ASCII character anywhere
     path = write(tmp_path, "wide.txt", text)
-    blocks = list(read_blocks(path, non_utf8="skip", block_size=1000))
-    assert len(blocks) > 1 and "".join(b for b, _, _ in blocks) == text
+    assert [b for b, _, _ in read_blocks(path, non_utf8="skip", block_size=1000)] == [text]
+    text = "한 " * 1000  # spaces, but only after Hangul: still no cut no pattern crosses
+    path = write(tmp_path, "wide.txt", text)
+    assert len(list(read_blocks(path, non_utf8="skip", block_size=1000))) == 1
 
 
 def test_large_file_blocks_counted(tmp_path: Path, monkeypatch):
@@ -133,11 +138,17 @@ def test_large_file_blocks_counted(tmp_path: Path, monkeypatch):
     assert report.bytes == len(text) and counts[chunk_key(" word")] == 1999
 
 
-def test_late_bad_byte_skips_whole_file(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_late_bad_byte_skips_whole_file(tmp_path: Path, monkeypatch, jobs: int):
     monkeypatch.setattr(corpus, "BLOCK_SIZE", 64)
+    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
     path = write(tmp_path, "late.txt", ("fine text " * 50).encode() + b"\xff\xfe bad")
-    counts, report = count_corpus([path], pattern=CL100K_PATTERN)
-    assert counts == {} and report.files_read == 0 and report.files_skipped[0].reason.startswith("not UTF-8")
+    good = write(tmp_path, "good.txt", "good words " * 40)
+    counts, report = count_corpus([path, good], pattern=CL100K_PATTERN, jobs=jobs)
+    assert counts == {chunk_key("good"): 1, chunk_key(" good"): 39, chunk_key(" words"): 40, chunk_key(" "): 1}
+    assert report.files_read == 1 and report.bytes == good.stat().st_size
+    assert [s.path for s in report.files_skipped] == [str(path)]
+    assert report.files_skipped[0].reason.startswith("not UTF-8")
 
 
 def test_empty_folder_error(tmp_path: Path):

@@ -1,37 +1,38 @@
 """Read a corpus and count its chunks, in parallel across worker processes, streaming.
 
-Each file is read in blocks (`BLOCK_SIZE`); a block is cut before a space that follows a visible
-character, a point no preset pattern matches across (see `pretokenize._segments`), so very large
-files never sit in memory whole and split the same as when read whole. (A custom pattern may
-split differently there; with no pattern each block is one chunk.) Files with NUL bytes are binary and skipped; files that are not UTF-8 are
-skipped or decoded with U+FFFD, by option; unreadable files are skipped. Every skip is reported
-with its reason. Memory grows with the number of unique chunks, not with the corpus.
+Each file is cut into pieces of about `BLOCK_SIZE` bytes (`plan_pieces`), each cut between a
+visible ASCII character and a space: no preset pattern matches across that point (see
+`pretokenize.SEGMENT`), so a piece counts the same alone as inside the whole file, a very large
+file never sits in memory whole, and its pieces can be counted by different workers. (A custom
+pattern may split differently at a cut; with no pattern each piece is one chunk.) Files with NUL
+bytes are binary and skipped; files that are not UTF-8 are skipped or decoded with U+FFFD, by
+option; unreadable files are skipped; a file is counted whole or not at all. Every skip is
+reported with its reason. Memory grows with the number of distinct chunks, not with the corpus.
 
-Worker processes are started with `forkserver` (or `spawn` where there is none), never plain
-`fork`: the GUI process runs Qt threads. Small inputs are counted in-process.
+Small inputs, and `jobs=1`, are counted in this process; larger ones by `pool.CountingPool`.
 
 This module does not walk folders (see `walk`) or merge (see `bpe`).
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import operator
 import os
 import re
 import threading
+from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Literal, Sequence
+from typing import BinaryIO, Callable, Iterator, Literal, Mapping, Sequence
 
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 from tokviz.training.walk import Skipped
 
 NonUtf8 = Literal["skip", "replace"]
-BLOCK_SIZE = 1 << 20
-TASKS_PER_JOB = 2  # few, large tasks: equal segments are only split once per task
-POOL_MIN_BYTES = 4 << 20  # below this, a pool costs more than it saves
+BLOCK_SIZE = 1 << 20  # bytes per piece: what one read holds (the text, and its segments list)
+POOL_MIN_BYTES = 4 << 20  # below this, starting workers costs more than they save
 _CUT = re.compile(rb"[!-~] ")  # a printable ASCII character, then a space: cut between them
 
 
@@ -57,130 +58,153 @@ class CorpusReport:
         }
 
 
-def _cut_point(data: bytes) -> int:
-    """Where to end a block: before the last space after a visible character, else after a
-    newline, else at a character start."""
-    last = None
-    for last in _CUT.finditer(data, max(0, len(data) - (1 << 16))):  # noqa: B007 (keeps the last match)
-        pass
-    if last is not None:
-        return last.start() + 1
-    newline = data.rfind(b"\n")
-    if newline != -1:
-        return newline + 1
-    cut = len(data)
-    while cut > 0 and (data[cut - 1] & 0xC0) == 0x80:  # back off over continuation bytes...
-        cut -= 1
-    if cut > 0 and data[cut - 1] >= 0xC0:  # ...and the lead byte they belong to
-        cut -= 1
-    return cut or len(data)
+Piece = tuple[str, int, int]  # (path, start byte, end byte or -1 for the end of the file)
+
+
+def _next_cut(f: BinaryIO, offset: int) -> int | None:
+    """The first safe cut at or after `offset`: between a visible ASCII character and a space.
+
+    No preset pattern matches across such a point (see `pretokenize.SEGMENT`), and the cut is
+    decided by the bytes after `offset` alone, so two readers of neighbouring pieces agree on it.
+    None when the file has no cut from there on.
+    """
+    f.seek(offset - 1)
+    while True:
+        window = f.read(1 << 16)
+        if len(window) < 2:
+            return None
+        found = _CUT.search(window)
+        if found is not None:
+            return offset + found.start()
+        offset += len(window) - 1
+        f.seek(offset - 1)
+
+
+def plan_pieces(path: Path, size: int, *, block_size: int | None = None) -> list[Piece]:
+    """Cut a file into pieces of about `block_size` bytes at safe cuts (one piece when small).
+
+    Pieces are read and counted on their own, by any worker; together they count exactly like
+    the whole file. A file with no safe cut (say, a long line of CJK text without ASCII spaces)
+    stays one piece: exactness first.
+    """
+    block_size = block_size or BLOCK_SIZE
+    name = str(path)
+    if size <= block_size + (block_size >> 1):
+        return [(name, 0, -1)]
+    pieces, start = [], 0
+    try:
+        with open(path, "rb") as f:
+            while start + block_size < size:
+                cut = _next_cut(f, start + block_size)
+                if cut is None or cut >= size:
+                    break
+                pieces.append((name, start, cut))
+                start = cut
+    except OSError:
+        return [(name, 0, -1)]  # the worker that reads it reports why
+    pieces.append((name, start, -1))
+    return pieces
+
+
+def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:
+    """Return `(text, n_bytes, replaced)` for one piece of a file; raise SkipFile with the reason."""
+    path, start, end = piece
+    try:
+        with open(path, "rb") as f:
+            if start:
+                f.seek(start)
+            data = f.read() if end < 0 else f.read(end - start)
+    except OSError as e:
+        raise SkipFile(f"unreadable: {e.strerror or e}") from e
+    if b"\0" in data:
+        raise SkipFile("binary (NUL bytes)")
+    try:
+        return data.decode("utf-8"), len(data), False
+    except UnicodeDecodeError as e:
+        if non_utf8 == "skip":
+            raise SkipFile(f"not UTF-8 (byte {start + e.start}: {e.reason})") from e
+        return data.decode("utf-8", errors="replace"), len(data), True
 
 
 def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int | None = None) -> Iterator[tuple[str, int, bool]]:
-    """Yield `(text, n_bytes, replaced)` blocks of a file; raise SkipFile with the reason."""
-    block_size = block_size or BLOCK_SIZE
+    """Yield `(text, n_bytes, replaced)` for the pieces of a file in order; raise SkipFile."""
     try:
-        f = open(path, "rb")
-    except OSError as e:
-        raise SkipFile(f"unreadable: {e.strerror or e}") from e
-    with f:
-        tail = b""
-        while True:
-            try:
-                data = f.read(block_size)
-            except OSError as e:
-                raise SkipFile(f"unreadable: {e.strerror or e}") from e
-            if b"\0" in data:
-                raise SkipFile("binary (NUL bytes)")
-            data, eof = tail + data, not data
-            cut = len(data) if eof else _cut_point(data)
-            block, tail = data[:cut], data[cut:]
-            if block:
-                try:
-                    yield block.decode("utf-8"), len(block), False
-                except UnicodeDecodeError as e:
-                    if non_utf8 == "skip":
-                        raise SkipFile(f"not UTF-8 (byte {e.start} of a block: {e.reason})") from e
-                    yield block.decode("utf-8", errors="replace"), len(block), True
-            if eof:
-                return
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    for piece in plan_pieces(path, size, block_size=block_size):
+        yield read_piece(piece, non_utf8=non_utf8)
 
 
 @dataclass
-class TaskResult:
-    counts: dict[str, int]
-    read: list[tuple[str, int, bool]]  # (path, bytes, replaced)
-    skipped: list[Skipped]
+class PieceLog:
+    """What counting some pieces found, per piece: read `(path, bytes, replaced)` or skipped."""
+
+    read: list[tuple[str, int, bool]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
 
 
-def count_files(
-    paths: Sequence[str],
-    pattern: str | None,
+def count_pieces(
+    pieces: Sequence[Piece],
+    counter: ChunkCounter,
     non_utf8: NonUtf8,
     on_bytes: Callable[[int], None] | None = None,
-) -> TaskResult:
-    """Count the chunks of some files; keys are `pretokenize.chunk_key`s.
-
-    Runs in a worker or in-process; `on_bytes(n)` is called as bytes are consumed (it may raise
-    to cancel). A file skipped half-way (a bad byte in a later block) adds nothing.
-    """
-    on_bytes = on_bytes or _PROGRESS_HOOK
-    compiled = compile_pattern(pattern)
-    task = ChunkCounter(compiled)
-    read, skipped = [], []
-    for path in paths:
-        blocks = read_blocks(Path(path), non_utf8=non_utf8)
-        pending, counter, n_bytes, replaced = None, None, 0, False
+) -> PieceLog:
+    """Add the chunks of each readable piece to `counter`; `on_bytes(n)` may raise to cancel."""
+    log = PieceLog()
+    for piece in pieces:
         try:
-            for text, size, rep in blocks:
-                if pending is None and counter is None:
-                    pending = text  # maybe the only block: then it goes straight to the task
-                else:
-                    if counter is None:
-                        counter = ChunkCounter(compiled)
-                        counter.add(pending)
-                    counter.add(text)
-                n_bytes, replaced = n_bytes + size, replaced or rep
-                if on_bytes is not None:
-                    on_bytes(size)
+            text, size, replaced = read_piece(piece, non_utf8=non_utf8)
         except SkipFile as e:
-            skipped.append(Skipped(str(path), str(e)))
+            log.skipped.append(Skipped(piece[0], str(e)))
             continue
-        if counter is not None:
-            task.merge(counter)
-        elif pending is not None:
-            task.add(pending)
-        read.append((str(path), n_bytes, replaced))
-    counted = task.counts(check=(lambda: on_bytes(0)) if on_bytes is not None else None)
-    keyed = {k.encode("utf-8").decode("latin-1"): v for k, v in counted.items()}
-    return TaskResult(keyed, read, skipped)
+        counter.add(text)
+        del text
+        log.read.append((piece[0], size, replaced))
+        if on_bytes is not None:
+            on_bytes(size)
+    return log
 
 
-def _tasks(files: Sequence[Path], n_tasks: int) -> list[tuple[list[str], int]]:
-    """Batch files into about `n_tasks` tasks of similar size (files stay in order within one)."""
-    sizes = []
-    for path in files:
-        try:
-            sizes.append(path.stat().st_size)
-        except OSError:
-            sizes.append(0)
-    target = max(sum(sizes) / max(n_tasks, 1), 1)
-    tasks, batch, size = [], [], 0
-    for path, n in zip(files, sizes):
-        batch.append(str(path))
-        size += n
-        if size >= target:
-            tasks.append((batch, size))
-            batch, size = [], 0
-    if batch:
-        tasks.append((batch, size))
-    return tasks
+def compact(counts: Mapping[str, int]) -> tuple[bytes, bytes]:
+    """Chunk counts as two flat buffers: the chunks' UTF-8 joined by NUL, and int64 counts.
+
+    A file with a NUL byte is never counted, so NUL cannot occur in a chunk. Cheap to pickle
+    across a pipe (a dict of a million strings is not), and `expand` turns it into `chunk_key`s
+    with one decode instead of one per chunk.
+    """
+    return "\0".join(counts).encode("utf-8"), array("q", counts.values()).tobytes()
 
 
-def mp_context() -> multiprocessing.context.BaseContext:
-    """forkserver where the platform has it, else spawn; never fork (Qt threads in the parent)."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+def expand(keys: bytes, values: bytes, *, as_text: bool = False) -> dict[str, int]:
+    """`compact`'s buffers back to `chunk_key -> count` (one character per byte), or with
+    `as_text` to the strings themselves."""
+    if not keys and not values:
+        return {}
+    counts = array("q")
+    counts.frombytes(values)
+    return dict(zip(keys.decode("utf-8" if as_text else "latin-1").split("\0"), counts))
+
+
+def add_counts(into: dict[str, int], other: Mapping[str, int], sign: int = 1) -> None:
+    """`into[k] += sign * other[k]` for every k, in C (map and zip, no Python-level loop)."""
+    common = list(into.keys() & other.keys())
+    if sign == 1:
+        fresh = other.keys() - into.keys()
+        into.update(zip(common, map(operator.add, map(into.__getitem__, common), map(other.__getitem__, common))))
+        into.update(zip(fresh, map(other.__getitem__, fresh)))
+        return
+    into.update(zip(common, map(operator.sub, map(into.__getitem__, common), map(other.__getitem__, common))))
+    for key in [k for k in common if not into[k]]:
+        del into[key]
+
+
+def default_jobs() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def count_corpus(
@@ -194,96 +218,75 @@ def count_corpus(
 ) -> tuple[dict[str, int], CorpusReport]:
     """Count the chunks of `files`; return `(chunk_key -> count, report)`.
 
-    Raises TrainingCancelled when `cancel` is set (workers are terminated at once).
+    Files are cut into pieces (`plan_pieces`); with `jobs > 1` and enough bytes the pieces are
+    counted by worker processes (`pool.CountingPool`), else here. Raises TrainingCancelled when
+    `cancel` is set (workers are ended at once).
     """
-    compile_pattern(pattern)  # a bad pattern fails here, in the caller's process
-    jobs = max(1, jobs or os.cpu_count() or 1)
-    tasks = _tasks(files, jobs * TASKS_PER_JOB)
-    total_bytes = sum(size for _, size in tasks)
+    compiled = compile_pattern(pattern)  # a bad pattern fails here, in the caller's process
+    jobs = max(1, jobs or default_jobs())
+    sizes = []
+    for path in files:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    total_bytes = sum(sizes)
     reporter = Reporter(progress, cancel, "counting", total=total_bytes)
-    report = CorpusReport()
-    counts: dict[str, int] = {}
+    reporter.check()
+    pieces = [piece for path, size in zip(files, sizes) for piece in plan_pieces(path, size)]
+    if jobs > 1 and len(pieces) > 1 and total_bytes >= POOL_MIN_BYTES:
+        from tokviz.training.pool import CountingPool
 
-    def absorb(res: TaskResult) -> None:
-        nonlocal counts
-        if not counts:
-            counts = res.counts
-        else:
-            get = counts.get
-            for key, n in res.counts.items():
-                counts[key] = get(key, 0) + n
-        report.files_skipped.extend(res.skipped)
-        for path, n, replaced in res.read:
-            report.files_read += 1
-            report.bytes += n
-            if replaced:
-                report.files_replaced.append(path)
-
-    reporter.emit(0, **_extra(report))
-    if jobs == 1 or len(tasks) < 2 or total_bytes < POOL_MIN_BYTES:
+        with CountingPool(min(jobs, len(pieces)), pattern, non_utf8) as pool:
+            reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)  # the workers are up
+            counts, log = pool.count(pieces, reporter, {str(p): n for p, n in zip(files, sizes)})
+    else:
+        reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
+        counter = ChunkCounter(compiled)
         consumed = 0
 
         def on_bytes(n: int) -> None:
             nonlocal consumed
             consumed += n
-            reporter.tick(consumed, **_extra(report, consumed))
+            reporter.tick(consumed, bytes_read=consumed)
 
-        absorb(count_files([str(p) for p in files], pattern, non_utf8, on_bytes))
-    else:
-        _count_in_pool(tasks, pattern, non_utf8, min(jobs, len(tasks)), reporter, report, absorb)
-    report.files_skipped.sort(key=lambda s: s.path)
-    report.unique_chunks = len(counts)
-    reporter.emit(report.bytes, **_extra(report))
+        log = count_pieces(pieces, counter, non_utf8, on_bytes)
+        counts = expand(*compact(counter.counts(check=reporter.check)))
+        del counter
+    report = _report(log, pieces, counts, compiled, non_utf8)
+    reporter.emit(report.bytes, files_read=report.files_read, files_skipped=len(report.files_skipped),
+                  bytes_read=report.bytes)
     return counts, report
 
 
-_PROGRESS_HOOK: Callable[[int], None] | None = None  # set in pool workers
+def _report(log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled, non_utf8: NonUtf8) -> CorpusReport:
+    """Sum the pieces up per file; take a skipped file's other pieces back out of `counts`.
 
-
-def _init_worker(shared) -> None:
-    global _PROGRESS_HOOK
-
-    def add(n: int) -> None:
-        with shared.get_lock():
-            shared.value += n
-
-    _PROGRESS_HOOK = add
-
-
-def _count_in_pool(tasks, pattern, non_utf8, jobs, reporter: Reporter, report: CorpusReport, absorb) -> None:
-    ctx = mp_context()
-    shared = ctx.Value("q", 0)
-    order = sorted(tasks, key=lambda t: -t[1])  # big tasks first, so the last to finish is small
-    # a fresh worker per task: a finished task's memory goes back to the system at once
-    pool = ctx.Pool(jobs, initializer=_init_worker, initargs=(shared,), maxtasksperchild=1)
-    done = 0
-    try:
-        pending = pool.imap_unordered(_run_task, [(b, pattern, non_utf8) for b, _ in order])
-        while done < len(order):
-            reporter.tick(shared.value, **_extra(report, shared.value))
-            try:
-                result = pending.next(timeout=0.05)
-            except multiprocessing.TimeoutError:
-                continue
-            absorb(result)
-            del result
-            done += 1
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
-
-
-def _run_task(args: tuple[list[str], str | None, NonUtf8]) -> TaskResult:
-    return count_files(*args)
-
-
-def _extra(report: CorpusReport, consumed: int | None = None) -> dict:
-    return {
-        "files_read": report.files_read,
-        "files_skipped": len(report.files_skipped),
-        "bytes_read": report.bytes if consumed is None else consumed,
-    }
+    A file is all or nothing: a bad byte in one piece skips the whole file, so the pieces of it
+    that were counted (maybe by another worker) are counted again here and subtracted. Rare.
+    """
+    report = CorpusReport()
+    skipped = {}
+    for s in log.skipped:
+        skipped.setdefault(s.path, s)
+    report.files_skipped = sorted(skipped.values(), key=lambda s: s.path)
+    bad_read = [p for p in pieces if p[0] in skipped and p[0] in {r[0] for r in log.read}]
+    if bad_read:
+        counter = ChunkCounter(compiled)
+        count_pieces(bad_read, counter, non_utf8)
+        add_counts(counts, expand(*compact(counter.counts())), sign=-1)
+    seen, replaced = {}, set()
+    for path, size, rep in log.read:
+        if path in skipped:
+            continue
+        seen[path] = seen.get(path, 0) + size
+        if rep:
+            replaced.add(path)
+    report.files_read = len(seen)
+    report.bytes = sum(seen.values())
+    report.files_replaced = sorted(replaced)
+    report.unique_chunks = len(counts)
+    return report
 
 
 def check_corpus(report: CorpusReport, counts: dict[str, int], paths: Sequence[str]) -> None:

@@ -9,9 +9,10 @@ This module does not read files (see `corpus`) and does not merge (see `bpe`).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections import Counter
-from typing import Callable
+from typing import Callable, Mapping
 
 import regex
 
@@ -105,30 +106,50 @@ class ChunkCounter:
         `check()` is called between batches of about a megabyte (it may raise to cancel).
         """
         if self.segments:
-            findall = self.compiled.findall
-            by_count: dict[int, list[str]] = {}
-            for segment, n in self.segments.items():
-                group = by_count.get(n)
-                if group is None:
-                    by_count[n] = [segment]
-                else:
-                    group.append(segment)
+            split_segments(self.segments, self.compiled, self.chunks, check)
             self.segments = Counter()
-            chunks = self.chunks
-            for n, group in by_count.items():
-                for start in range(0, len(group), _BATCH):
-                    if check is not None:
-                        check()
-                    found = findall("".join(group[start : start + _BATCH]))
-                    if n == 1:
-                        chunks.update(found)  # a list: counted in C
-                    elif len(found) * n <= 1 << 20:
-                        chunks.update(found * n)  # still in C, and cheaper than a loop here
-                    else:
-                        for chunk, k in Counter(found).items():
-                            chunks[chunk] += k * n
         self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
         return self.chunks
+
+
+def split_segments(
+    segments: Mapping[str, int],
+    compiled: regex.Pattern,
+    chunks: Counter[str],
+    check: Callable[[], None] | None = None,
+) -> None:
+    """Add the chunks of `segment -> count` (middle segments, see `ChunkCounter`) to `chunks`.
+
+    Segments seen the same number of times are joined and split by one `findall` call.
+    """
+    findall = compiled.findall
+    by_count: dict[int, list[str]] = {}
+    for segment, n in segments.items():
+        group = by_count.get(n)
+        if group is None:
+            by_count[n] = [segment]
+        else:
+            group.append(segment)
+    for n, group in by_count.items():
+        for start in range(0, len(group), _BATCH):
+            if check is not None:
+                check()
+            found = findall("".join(group[start : start + _BATCH]))
+            if n == 1:
+                chunks.update(found)  # a list: counted in C
+            else:
+                # weighted: count the group once, then add n times each count, in C
+                # (`found * n` would count every occurrence again: corpus-sized work)
+                _add_scaled(chunks, Counter(found), n)
+
+
+def _add_scaled(into: Counter[str], other: Counter[str], n: int) -> None:
+    """`into[k] += n * other[k]` for every k, without a Python-level loop.
+
+    (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements.)
+    """
+    keys = list(other)
+    dict.update(into, zip(keys, map(operator.add, map(into.__getitem__, keys), map(n.__mul__, other.values()))))
 
 
 _BATCH = 1 << 14  # segments split per findall call (a few hundred kB: well under 100 ms)

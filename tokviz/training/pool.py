@@ -1,0 +1,229 @@
+"""Counting worker processes, started once per run, that never outlive the process that started them.
+
+`CountingPool(jobs, pattern, non_utf8)` starts `jobs` processes (forkserver where the platform has
+it, else spawn; never plain fork: the GUI process runs Qt threads). `count(pieces, reporter)`
+deals the pieces out a few at a time as workers finish (a big file is many pieces, so it is
+shared too); each worker adds every piece to one `ChunkCounter` of its own, so a segment seen by
+a worker is split once, and sends its counts back once at the end, as two flat buffers
+(`corpus.compact`) rather than a pickled dict of a million strings.
+
+Lifetime: a worker reads its tasks on a thread of its own; when the parent's end of that pipe
+closes (the parent returned, raised, or was killed by SIGTERM or SIGKILL) the read fails and the
+worker leaves at once with `os._exit`: no traceback, no `BrokenPipeError`. Nothing here creates
+a semaphore or shared memory, so a killed parent leaks none. Ctrl-C is the parent's to handle:
+workers ignore SIGINT and the parent ends them on every way out (`close`).
+
+Protocol, pickled over one-way pipes (counts travel as `corpus.compact` buffers):
+  -> ("task", [Piece, ...])    <- ("bytes", n) progress, then ("log", PieceLog)
+  -> ("finish", n_workers)     <- ("counted", chunks, [segments of length i mod n, for each i])
+  -> ("split", [segments])     <- ("chunks", chunks)   last
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+from collections import Counter, deque
+from itertools import compress
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Sequence
+
+from tokviz.training.corpus import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
+from tokviz.training.events import Reporter, TrainingError
+from tokviz.training.pretokenize import ChunkCounter, compile_pattern, split_segments
+
+TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish together
+AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
+
+
+def mp_context() -> multiprocessing.context.BaseContext:
+    """forkserver where the platform has it, else spawn; never fork (Qt threads in the parent)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        # the server imports this module once; each worker forked from it starts warm
+        ctx.set_forkserver_preload(["tokviz.training.pool"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.process.BaseProcess
+    tasks: Connection
+    results: Connection
+    held: int = 0
+
+
+def _tasks(pieces: Sequence[Piece], sizes: dict[str, int]) -> deque[list[Piece]]:
+    out: deque[list[Piece]] = deque()
+    batch, size = [], 0
+    for piece in pieces:
+        path, start, end = piece
+        batch.append(piece)
+        size += (end if end >= 0 else sizes.get(path, 0)) - start
+        if size >= TASK_BYTES:
+            out.append(batch)
+            batch, size = [], 0
+    if batch:
+        out.append(batch)
+    return out
+
+
+class CountingPool:
+    """`jobs` counting processes for one run; use as a context manager (it ends them all)."""
+
+    def __init__(self, jobs: int, pattern: str | None, non_utf8: NonUtf8) -> None:
+        ctx = mp_context()
+        self.workers: list[_Worker] = []
+        try:
+            for _ in range(jobs):
+                task_r, task_w = ctx.Pipe(duplex=False)
+                result_r, result_w = ctx.Pipe(duplex=False)
+                process = ctx.Process(target=_serve, args=(task_r, result_w, pattern, non_utf8),
+                                      name="tokviz-count", daemon=True)
+                process.start()
+                task_r.close()  # the parent keeps only its own ends: a dead worker reads as EOF
+                result_w.close()
+                self.workers.append(_Worker(process, task_w, result_r))
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "CountingPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def pids(self) -> list[int]:
+        return [w.process.pid for w in self.workers if w.process.pid is not None]
+
+    def count(self, pieces: Sequence[Piece], reporter: Reporter, sizes: dict[str, int] | None = None) -> tuple[dict[str, int], PieceLog]:
+        """Count `pieces` on the workers; return `(chunk_key -> count, log)`.
+
+        Two rounds. First each worker reads its share of the pieces, splitting only the ends of
+        each text and keeping the distinct middle segments (`ChunkCounter`). Then the distinct
+        segments are pooled by length (all segments of one length go to one worker), so a
+        segment two workers both saw is split once, not once per worker: that split is most of
+        the counting work. Ticks `reporter` (which raises TrainingCancelled) about every 50 ms.
+        """
+        todo = _tasks(pieces, sizes or {})
+        log, counts, consumed, paths = PieceLog(), {}, 0, set()
+        parts: list[list[tuple[bytes, bytes]]] = []
+        for w in self.workers:
+            self._deal(w, todo)
+        by_reader = {w.results: w for w in self.workers}
+        while by_reader:
+            for conn in wait(list(by_reader), timeout=0.05):
+                w = by_reader[conn]
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError) as e:
+                    w.process.join(1)
+                    raise TrainingError(
+                        f"a counting process ended unexpectedly (exit code {w.process.exitcode})"
+                    ) from e
+                kind = message[0]
+                if kind == "bytes":
+                    consumed += message[1]
+                elif kind == "log":
+                    w.held -= 1
+                    log.read.extend(message[1].read)
+                    log.skipped.extend(message[1].skipped)
+                    paths.update(r[0] for r in message[1].read)
+                    self._deal(w, todo)
+                elif kind == "counted":  # round one done: its chunks, and its segments by length
+                    add_counts(counts, expand(*message[1]))
+                    parts.append(message[2])
+                    if len(parts) == len(self.workers):
+                        for i, each in enumerate(self.workers):
+                            each.tasks.send(("split", [p[i] for p in parts]))
+                        parts = []
+                else:  # "chunks": round two done, this worker is finished
+                    add_counts(counts, expand(*message[1]))
+                    del by_reader[conn]
+                del message
+            reporter.tick(consumed, bytes_read=consumed, files_read=len(paths), files_skipped=len(log.skipped))
+        counts.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
+        return counts, log
+
+    def _deal(self, w: _Worker, todo: deque[list[Piece]]) -> None:
+        while w.held < AHEAD and todo:
+            w.tasks.send(("task", todo.popleft()))
+            w.held += 1
+        if not w.held and not todo:
+            w.tasks.send(("finish", len(self.workers)))
+            w.held = -1  # finishing
+
+    def close(self) -> None:
+        """End every worker: closing its task pipe lets it leave; terminate makes that immediate."""
+        for w in self.workers:
+            w.tasks.close()
+        for w in self.workers:
+            if w.process.is_alive():
+                w.process.terminate()
+        for w in self.workers:
+            w.process.join()
+            w.results.close()
+            w.process.close()
+        self.workers = []
+
+
+def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue) -> None:
+    """Hand tasks to the counting thread; when the parent is gone, leave at once."""
+    try:
+        while True:
+            inbox.put(tasks.recv())
+    except BaseException:
+        os._exit(0)
+
+
+def _partition(segments: Counter[str], n: int) -> list[tuple[bytes, bytes]]:
+    """`n` compact parts of `segments`, part i holding the segments whose length is i modulo n."""
+    if n == 1:
+        return [compact(segments)]
+    keys = list(segments)
+    lengths = list(map(len, keys))
+    out = []
+    for i in range(n):
+        mine = list(compress(keys, map(i.__eq__, map(n.__rmod__, lengths))))
+        out.append(compact(dict(zip(mine, map(segments.__getitem__, mine)))))
+    return out
+
+
+def _serve(tasks: Connection, results: Connection, pattern: str | None, non_utf8: NonUtf8) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent ends us
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
+    try:
+        compiled = compile_pattern(pattern)
+        counter = ChunkCounter(compiled)
+        send = results.send
+        while True:
+            message = inbox.get()
+            if message[0] == "task":
+                send(("log", count_pieces(message[1], counter, non_utf8, lambda n: send(("bytes", n)))))
+            elif message[0] == "finish":
+                chunks = compact(counter.chunks)
+                counter.chunks = Counter()
+                parts = _partition(counter.segments, message[1])
+                counter.segments = Counter()
+                send(("counted", chunks, parts))
+                del chunks, parts
+            else:  # "split": the segments of one length class, from every worker
+                segments: dict[str, int] = {}
+                for keys, values in message[1]:
+                    add_counts(segments, expand(keys, values, as_text=True))
+                del message
+                chunks = Counter()
+                if segments:
+                    split_segments(segments, compiled, chunks)
+                del segments
+                send(("chunks", compact(chunks)))
+                return
+    except (OSError, EOFError):
+        os._exit(0)  # the parent is gone (a broken pipe): nobody to tell
