@@ -1,0 +1,23 @@
+"""Child-process targets for tests/gui/test_work.py (Qt-free: the spawned child imports this)."""
+
+from __future__ import annotations
+
+import os
+
+
+def echo(conn) -> None:
+    """Answer each message with ("echo", message) until None."""
+    while (message := conn.recv()) is not None:
+        conn.send(("echo", message))
+
+
+def die(conn, code: int) -> None:
+    os._exit(code)
+
+
+def cancellable(conn) -> None:
+    """Say "ready", then wait for "cancel" and answer ("cancelled",)."""
+    conn.send("ready")
+    while conn.recv() != "cancel":
+        pass
+    conn.send(("cancelled",))

@@ -1,0 +1,228 @@
+"""The background-work primitive: exactly one terminal signal, aborts, keep-alive, owners."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import pytest
+from PySide6.QtCore import QCoreApplication, QObject, Signal
+
+from tokviz.gui.work.child import ChildDied, ChildProcess
+from tokviz.gui.work.inbox import Inbox
+from tokviz.gui.work.worker import Aborted, Job, Worker, live_workers
+
+from . import child_targets
+
+WAIT_MS = 30_000
+
+
+class Recorder(QObject):
+    """Records every signal of a worker through bound methods (slots on the GUI thread)."""
+
+    done = Signal()
+
+    def __init__(self, worker: Worker) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, object]] = []
+        self.threads: set[int] = set()
+        worker.yielded.connect(self.on_yielded)
+        worker.returned.connect(self.on_returned)
+        worker.errored.connect(self.on_errored)
+        worker.aborted.connect(self.on_aborted)
+        worker.finished.connect(self.on_finished)
+
+    def _note(self, name: str, value: object = None) -> None:
+        self.threads.add(threading.get_ident())
+        self.seen.append((name, value))
+
+    def on_yielded(self, value: object) -> None:
+        self._note("yielded", value)
+
+    def on_returned(self, value: object) -> None:
+        self._note("returned", value)
+
+    def on_errored(self, error: object) -> None:
+        self._note("errored", error)
+
+    def on_aborted(self) -> None:
+        self._note("aborted")
+
+    def on_finished(self) -> None:
+        self._note("finished")
+        self.done.emit()
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.seen]
+
+
+def test_a_return_is_one_returned_then_finished(qtbot) -> None:
+    worker = Worker(lambda job: 6 * 7)
+    rec = Recorder(worker)
+    with qtbot.waitSignals([worker.returned, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.start()
+    assert rec.seen == [("returned", 42), ("finished", None)]
+    assert rec.threads == {threading.get_ident()} and worker.outcome == "returned"
+    assert not worker.is_running
+
+
+def test_a_raise_is_one_errored_with_the_exception(qtbot) -> None:
+    def work(job: Job) -> None:
+        raise ValueError("bad input")
+
+    worker = Worker(work)
+    rec = Recorder(worker)
+    with qtbot.waitSignals([worker.errored, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.start()
+    assert rec.names() == ["errored", "finished"]
+    assert isinstance(rec.seen[0][1], ValueError) and str(rec.seen[0][1]) == "bad input"
+
+
+def test_an_abort_is_one_aborted_even_when_the_work_returns(qtbot) -> None:
+    started = threading.Event()
+
+    def work(job: Job) -> str:
+        started.set()
+        job.abort.wait(WAIT_MS / 1000)
+        return "ignored"  # the work may ignore the flag: its result is dropped all the same
+
+    worker = Worker(work)
+    rec = Recorder(worker)
+    worker.start()
+    assert started.wait(WAIT_MS / 1000)
+    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.abort()
+    assert rec.names() == ["aborted", "finished"]
+
+
+def test_a_result_that_arrives_after_the_abort_is_stale(qtbot) -> None:
+    worker = Worker(lambda job: "done")
+    rec = Recorder(worker)
+    worker.start()
+    worker._thread.wait()  # the result is posted, not delivered: this thread has not run its events
+    worker.abort()
+    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=WAIT_MS):
+        pass
+    assert rec.names() == ["aborted", "finished"]
+
+
+def test_a_generator_reports_its_yields_and_stops_between_them(qtbot) -> None:
+    go = threading.Event()
+    closed = threading.Event()
+
+    def work(job: Job):
+        try:
+            yield 1
+            go.wait(WAIT_MS / 1000)
+            yield 2  # the abort is noticed here: 2 is never reported
+            yield 3
+        finally:
+            closed.set()
+
+    worker = Worker(work)
+    rec = Recorder(worker)
+    with qtbot.waitSignal(worker.yielded, timeout=WAIT_MS):
+        worker.start()
+    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.abort()
+        go.set()
+    assert rec.seen == [("yielded", 1), ("aborted", None), ("finished", None)]
+    assert closed.is_set()
+
+
+def test_a_generator_return_value_is_returned(qtbot) -> None:
+    def work(job: Job):
+        for i in range(3):
+            job.check()
+            yield i
+        return "sum"
+
+    worker = Worker(work)
+    rec = Recorder(worker)
+    with qtbot.waitSignals([worker.returned, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.start()
+    assert rec.seen == [("yielded", 0), ("yielded", 1), ("yielded", 2), ("returned", "sum"), ("finished", None)]
+
+
+def test_report_from_a_callback_is_yielded(qtbot) -> None:
+    worker = Worker(lambda job: [job.report(n) for n in (1, 2)] and "ok")
+    rec = Recorder(worker)
+    with qtbot.waitSignals([worker.returned, worker.finished], order="strict", timeout=WAIT_MS):
+        worker.start()
+    assert rec.names() == ["yielded", "yielded", "returned", "finished"]
+
+
+def test_a_running_worker_keeps_itself_alive_without_a_reference(qtbot) -> None:
+    release = threading.Event()
+    worker = Worker(lambda job: release.wait(WAIT_MS / 1000))
+    rec = Recorder(worker)
+    worker.start()
+    before = live_workers()
+    del worker
+    gc.collect()  # a collected running QThread would abort the whole test process here
+    assert live_workers() == before
+    with qtbot.waitSignal(rec.done, timeout=WAIT_MS):
+        release.set()
+    assert rec.names() == ["returned", "finished"]
+
+
+def test_the_owner_destroyed_stops_the_worker_silently(qtbot) -> None:
+    started, saw_abort = threading.Event(), threading.Event()
+
+    def work(job: Job) -> None:
+        started.set()
+        if job.abort.wait(WAIT_MS / 1000):
+            saw_abort.set()
+
+    owner = QObject()
+    worker = Worker(work, owner=owner)
+    rec = Recorder(worker)
+    worker.start()
+    assert started.wait(WAIT_MS / 1000)
+    del owner  # destroyed at once: the worker aborts and waits for its thread
+    assert saw_abort.is_set() and not worker.is_running and worker.outcome == "aborted"
+    assert rec.seen == []
+
+
+def test_stop_aborts_waits_and_ends_at_once(qtbot) -> None:
+    worker = Worker(lambda job: job.abort.wait(WAIT_MS / 1000))
+    rec = Recorder(worker)
+    worker.start()
+    worker.stop()
+    assert rec.names() == ["aborted", "finished"] and not worker.is_running
+    QCoreApplication.processEvents()  # the work's own (stale) outcome is still queued: it must not add a signal
+    assert rec.names() == ["aborted", "finished"]
+    with pytest.raises(RuntimeError, match="runs once"):
+        worker.start()
+
+
+def test_the_inbox_raises_aborted_for_a_waiting_worker() -> None:
+    job = Job(print)
+    job.abort.set()
+    with pytest.raises(Aborted):
+        Inbox(("encode",)).get(job)
+
+
+def test_a_child_process_answers_and_stops() -> None:
+    job = Job(print)
+    with ChildProcess(child_targets.echo, what="echo", name="tokviz-test-echo", goodbye=None) as child:
+        child.send("hi")
+        assert child.receive(job) == ("echo", "hi")
+        process = child.process
+    assert process.exitcode == 0
+
+
+def test_a_dead_child_is_an_error_with_its_exit_code() -> None:
+    with ChildProcess(child_targets.die, 3, what="test", name="tokviz-test-die") as child:
+        with pytest.raises(ChildDied, match=r"the test process ended unexpectedly \(exit code 3\)"):
+            child.receive(Job(print))
+
+
+def test_an_aborted_child_is_sent_its_cancel_message() -> None:
+    job = Job(print)
+    with ChildProcess(child_targets.cancellable, what="test", name="tokviz-test-cancel") as child:
+        assert child.receive(job) == "ready"
+        job.abort.set()
+        assert child.receive(job, cancel="cancel") == ("cancelled",)
+        with pytest.raises(Aborted):
+            child.receive(job)

@@ -1,0 +1,47 @@
+"""Requests for a long-lived `Worker`: the newest of each kind wins.
+
+A dragged slider or fast typing asks many times while the worker is busy; only the last request of
+each kind is worth doing. `get(job)` hands out kinds in the order given at construction (counts
+before curves) and raises `Aborted` when the job is aborted while it waits.
+
+>>> inbox = Inbox(("count", "curve")); inbox.put("curve", 1); inbox.put("count", 2); inbox.put("count", 3)
+>>> inbox.pending("count"), inbox.get(Job(print)), inbox.get(Job(print))
+(True, ('count', 3), ('curve', 1))
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+from tokviz.gui.work.worker import Aborted, Job
+
+POLL_S = 0.05  # how often a waiting worker looks at its abort flag
+
+
+class Inbox:
+    def __init__(self, kinds: Sequence[str]) -> None:
+        self._kinds = tuple(kinds)
+        self._pending: dict[str, object] = {}
+        self._cond = threading.Condition()
+
+    def put(self, kind: str, value: object) -> None:
+        if kind not in self._kinds:
+            raise ValueError(f"unknown request kind {kind!r}; expected one of {self._kinds}")
+        with self._cond:
+            self._pending[kind] = value
+            self._cond.notify_all()
+
+    def pending(self, kind: str) -> bool:
+        """A newer request of `kind` is waiting (the one at hand is superseded)."""
+        with self._cond:
+            return kind in self._pending
+
+    def get(self, job: Job) -> tuple[str, object]:
+        with self._cond:
+            while not self._pending:
+                if job.abort.is_set():
+                    raise Aborted("aborted")
+                self._cond.wait(POLL_S)
+            kind = next(k for k in self._kinds if k in self._pending)
+            return kind, self._pending.pop(kind)
