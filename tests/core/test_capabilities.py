@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 import tokenizers
 from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
@@ -108,3 +111,34 @@ def test_chatglm_profile_needs_a_sentencepiece_model(vocab):
     with pytest.raises(TokenizerError, match="not a ChatGLM-6B model"):
         ChatGLMTokenizer(vocab("cl100k_base"))
 
+
+
+# -- nothing outside the backends asks which backend it holds -------------------------------------
+
+BACKEND_CLASSES = {"TiktokenTokenizer", "SentencePieceTokenizer", "HFTokenizer", "ChatGLMTokenizer"}
+BACKEND_ATTRIBUTES = {"sp", "tk", "encoding", "model_info", "mergeable_ranks", "pattern", "base", "byte_level"}
+
+
+def _probes(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+            continue
+        if node.func.id == "isinstance" and len(node.args) == 2:
+            named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+            named |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+            if named & BACKEND_CLASSES:
+                found.append(f"{path}:{node.lineno}: isinstance(..., {sorted(named & BACKEND_CLASSES)})")
+        if node.func.id in ("getattr", "hasattr") and len(node.args) >= 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and name.value in BACKEND_ATTRIBUTES:
+                found.append(f"{path}:{node.lineno}: {node.func.id}(..., {name.value!r})")
+    return found
+
+
+def test_no_backend_probing_outside_the_backends():
+    package = Path(__file__).resolve().parents[2] / "tokviz"
+    backends = package / "core" / "backends"
+    files = [p for p in package.rglob("*.py") if backends not in p.parents]
+    probes = [probe for path in files for probe in _probes(path)]
+    assert not probes, "use the Tokenizer capabilities instead:\n" + "\n".join(probes)

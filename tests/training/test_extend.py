@@ -109,3 +109,12 @@ def test_only_skipped_words_write_nothing(capsys, tmp_path):
     out = tmp_path / "none.tiktoken"
     assert main(["extend", "qwen", str(words), "-o", str(out)]) == 1
     assert "nothing written" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_base_without_bpe_ranks_is_refused_first(vocab, capsys, words_file, tmp_path):
+    with pytest.raises(ExtensionError, match="mistral-7b-v0.1: extension needs a byte-level BPE"):
+        learn_extension(vocab("mistral-7b-v0.1"), {"我是一只猫": 1})
+    out = tmp_path / "x.tiktoken"
+    assert main(["extend", "mistral-7b-v0.1", str(tmp_path / "no-such-words.txt"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "extension needs a byte-level BPE (.tiktoken) base, not sentencepiece" in err and not out.exists()

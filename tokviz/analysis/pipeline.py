@@ -5,7 +5,7 @@ readable items (`Stage.items`: chunks, pieces) or ids, with a note saying what h
 
 * tiktoken: no normalization; special tokens split off as the policy says; the split regex's chunks;
   the tokens; no special tokens added; ids.
-* SentencePiece: the normalizer's output (`sp.normalize`: NFKC where the model says so, `▁` for
+* SentencePiece: the normalizer's output (`Tokenizer.normalize`: NFKC where the model says so, `▁` for
   spaces, the dummy prefix); the words `▁` starts (SentencePiece has no pre-tokenizer: a view);
   the pieces; BOS/EOS as the model defines them, added only when asked (`add_bos`, `add_eos`); ids.
 * Hugging Face `tokenizer.json`: the normalizer's output; `pre_tokenize_str` chunks; the pieces;
@@ -14,7 +14,9 @@ readable items (`Stage.items`: chunks, pieces) or ids, with a note saying what h
   SentencePiece stages, then `[gMASK]` `<sop>` appended; ids.
 
 The final ids stage always equals what the tokenizer's `encode` returns (plus BOS/EOS when asked).
-Views show the stages as they come and never branch on the backend; this module does.
+Views show the stages as they come and never branch on the backend; this module chooses the stages
+from the tokenizer's capabilities (`preprocessing`, `split_pattern`, `sentencepiece`, `normalize`,
+`pre_tokenize`, `specials_added`), never from its type.
 
 This module does not encode anything itself beyond asking the libraries for their intermediate
 results, and it does not replay merges (`tokviz.analysis.replay` does).
@@ -26,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
+from tokviz.core.tokenizer import (
+    AllowedSpecial,
+    DisallowedSpecial,
+    Preprocessing,
+    SentencePieceModel,
+    SpecialsAdded,
+    Tokenizer,
+)
 from tokviz.core.tokens import Token, display_text, sanitize
 
 StageName = Literal["preprocess", "normalization", "pre-tokenization", "model", "special tokens", "ids"]
@@ -59,20 +68,16 @@ def pipeline(
     >>> [s.name for s in pipeline(load("cl100k_base"), "hello world")]  # doctest: +SKIP
     ['normalization', 'pre-tokenization', 'model', 'special tokens', 'ids']
     """
-    from tokviz.core.backends.chatglm import ChatGLMTokenizer
-
     text = sanitize(text)
     policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
     tokens = tokenizer.encode(text, **policy)
-    if isinstance(tokenizer, ChatGLMTokenizer):
-        return _chatglm_stages(tokenizer, text, tokens, policy)
-    if isinstance(getattr(tokenizer, "mergeable_ranks", None), dict):
-        return _tiktoken_stages(tokenizer, text, tokens, policy)
-    if getattr(tokenizer, "sp", None) is not None:
-        return _sentencepiece_stages(tokenizer, text, tokens, policy, add_bos=add_bos, add_eos=add_eos)
-    if getattr(tokenizer, "tk", None) is not None:
-        return _huggingface_stages(tokenizer, text, tokens)
-    return [_model_stage(tokens), _ids_stage([t.id for t in tokens])]
+    if (prep := tokenizer.preprocessing) is not None:
+        return _preprocessed_stages(prep, text, tokens)
+    if (pattern := tokenizer.split_pattern) is not None:
+        return _split_regex_stages(tokenizer, pattern, text, tokens, policy)
+    if (model := tokenizer.sentencepiece) is not None:
+        return _sentencepiece_stages(tokenizer, model, text, tokens, policy, add_bos=add_bos, add_eos=add_eos)
+    return _library_stages(tokenizer, text, tokens)
 
 
 def _model_stage(tokens: Sequence[Token], note: str = "") -> Stage:
@@ -93,10 +98,11 @@ def _segments(tokenizer: Tokenizer, text: str, policy: dict) -> list[tuple[str, 
 # -- tiktoken -------------------------------------------------------------------------------------
 
 
-def _tiktoken_stages(tokenizer: Tokenizer, text: str, tokens: list[Token], policy: dict) -> list[Stage]:
+def _split_regex_stages(
+    tokenizer: Tokenizer, pattern: str, text: str, tokens: list[Token], policy: dict
+) -> list[Stage]:
     from tokviz.analysis.replay import split_chunks
 
-    pattern: str = tokenizer.pattern  # type: ignore[attr-defined]
     chunks: list[str] = []
     for segment, special in _segments(tokenizer, text, policy):
         if special:
@@ -125,9 +131,15 @@ def _tiktoken_stages(tokenizer: Tokenizer, text: str, tokens: list[Token], polic
 # -- SentencePiece --------------------------------------------------------------------------------
 
 
-def _normalized(sp, tokenizer: Tokenizer, text: str, policy: dict) -> str:
+def _normalize(tokenizer: Tokenizer, text: str) -> str:
+    normalized = tokenizer.normalize(text)
+    return text if normalized is None else normalized
+
+
+def _normalized(tokenizer: Tokenizer, text: str, policy: dict) -> str:
     return "".join(
-        segment if special else sp.normalize(segment) for segment, special in _segments(tokenizer, text, policy)
+        segment if special else _normalize(tokenizer, segment)
+        for segment, special in _segments(tokenizer, text, policy)
     )
 
 
@@ -146,27 +158,33 @@ def words(normalized: str) -> list[str]:
     return out
 
 
-def _normalizer_note(tokenizer: Tokenizer) -> str:
-    info = getattr(tokenizer, "model_info", None)
-    name = info.normalizer_name if info is not None and info.normalizer_name else "the model's"
-    extra = "" if info is None or not info.remove_extra_whitespaces else ", extra spaces removed"
+def _normalizer_note(model: SentencePieceModel | None) -> str:
+    name = model.normalizer_name if model is not None and model.normalizer_name else "the model's"
+    extra = "" if model is None or not model.remove_extra_whitespaces else ", extra spaces removed"
     return f"normalizer {name}{extra}; spaces become ▁ and a ▁ dummy prefix starts the text"
 
 
 def _sentencepiece_stages(
-    tokenizer: Tokenizer, text: str, tokens: list[Token], policy: dict, *, add_bos: bool, add_eos: bool
+    tokenizer: Tokenizer,
+    model: SentencePieceModel,
+    text: str,
+    tokens: list[Token],
+    policy: dict,
+    *,
+    add_bos: bool,
+    add_eos: bool,
 ) -> list[Stage]:
-    sp = tokenizer.sp  # type: ignore[attr-defined]
-    normalized = _normalized(sp, tokenizer, text, policy)
+    normalized = _normalized(tokenizer, text, policy)
     ids = [t.id for t in tokens]
     added: list[str] = []
     added_ids: list[int] = []
     defined = []
-    for flag, piece_id, where in ((add_bos, sp.bos_id(), "BOS"), (add_eos, sp.eos_id(), "EOS")):
-        if piece_id >= 0:
-            defined.append(f"{where} {sp.id_to_piece(piece_id)} (id {piece_id})")
+    bos_eos = tokenizer.specials_added(text) or SpecialsAdded()
+    for flag, piece_ids, where in ((add_bos, bos_eos.before, "BOS"), (add_eos, bos_eos.after, "EOS")):
+        for piece_id in piece_ids:
+            defined.append(f"{where} {tokenizer.piece(piece_id)} (id {piece_id})")
             if flag:
-                added.append(sp.id_to_piece(piece_id))
+                added.append(tokenizer.piece(piece_id))
                 added_ids.append(piece_id)
                 ids = [piece_id, *ids] if where == "BOS" else [*ids, piece_id]
     note = (
@@ -174,7 +192,7 @@ def _sentencepiece_stages(
         f"(transformers' Llama/Mistral tokenizers add the BOS)" if defined else "the model defines no BOS/EOS"
     )
     return [
-        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(tokenizer)),
+        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(model)),
         Stage(
             "pre-tokenization", "Words (▁ marks)", items=tuple(words(normalized)),
             note="SentencePiece has no pre-tokenizer: this is where ▁ starts a word; the model cuts the "
@@ -186,35 +204,34 @@ def _sentencepiece_stages(
     ]
 
 
-# -- Hugging Face tokenizer.json ------------------------------------------------------------------
+# -- a library's own stages (Hugging Face tokenizer.json) ----------------------------------------
 
 
-def _huggingface_stages(tokenizer: Tokenizer, text: str, tokens: list[Token]) -> list[Stage]:
-    tk = tokenizer.tk  # type: ignore[attr-defined]
-    normalized = tk.normalizer.normalize_str(text) if tk.normalizer is not None else text
-    chunks: tuple[str, ...] = (normalized,)
+def _library_stages(tokenizer: Tokenizer, text: str, tokens: list[Token]) -> list[Stage]:
+    normalized = tokenizer.normalize(text)
+    shown = text if normalized is None else normalized
+    chunks: tuple[str, ...] = (shown,)
     pre_note = "no pre-tokenizer: the model sees the whole text"
-    if tk.pre_tokenizer is not None:
-        pieces = [piece for piece, _ in tk.pre_tokenizer.pre_tokenize_str(normalized)]
-        if getattr(tokenizer, "byte_level", False):
+    pieces = tokenizer.pre_tokenize(shown)
+    if pieces is not None:
+        if tokenizer.byte_level:
             pieces = [display_text(_from_byte_level(p)) for p in pieces]
         chunks = tuple(pieces)
         pre_note = "the pre-tokenizer's chunks (byte-level pieces shown as text)"
-    ids = [t.id for t in tokens]
-    with_special = tk.encode(text, add_special_tokens=True).ids
-    without = tk.encode(text, add_special_tokens=False).ids
-    added = _added_ids(with_special, without)
+    specials = tokenizer.specials_added(text)
+    added = [*specials.before, *specials.after] if specials is not None else []
     return [
-        Stage("normalization", "Normalization", text=normalized,
-              note="the normalizer's output" if tk.normalizer is not None else "none"),
+        Stage("normalization", "Normalization", text=shown,
+              note="the normalizer's output" if normalized is not None else "none"),
         Stage("pre-tokenization", "Pre-tokenization", items=chunks, note=pre_note),
         _model_stage(tokens),
         Stage(
             "special tokens", "Special tokens added",
             items=tuple(tokenizer.piece(i) for i in added), ids=tuple(added),
-            note="what the post-processor adds with add_special_tokens=True; tokviz's panes show the text's own tokens",
+            note="what the post-processor adds with add_special_tokens=True; tokviz's panes show the text's own tokens"
+            if specials is not None else "none: the tokenizer adds no special tokens",
         ),
-        _ids_stage(ids),
+        _ids_stage([t.id for t in tokens]),
     ]
 
 
@@ -226,30 +243,20 @@ def _from_byte_level(piece: str) -> bytes:
     return piece.encode("utf-8")
 
 
-def _added_ids(with_special: list[int], without: list[int]) -> list[int]:
-    """Ids the post-processor put around the text's own ids."""
-    for k in range(len(with_special) - len(without) + 1):
-        if with_special[k : k + len(without)] == without:
-            return with_special[:k] + with_special[k + len(without) :]
-    return []
+# -- a tokenizer that rewrites the text first (the ChatGLM-6B profile) -----------------------------
 
 
-# -- ChatGLM-6B -----------------------------------------------------------------------------------
-
-
-def _chatglm_stages(tokenizer, text: str, tokens: list[Token], policy: dict) -> list[Stage]:
+def _preprocessed_stages(prep: Preprocessing, text: str, tokens: list[Token]) -> list[Stage]:
     steps = [
         Stage("preprocess", step.name.capitalize(), text=step.text, note=step.note)
-        for step in tokenizer.preprocess_steps(text)
+        for step in prep.steps(text)
     ]
-    preprocessed = tokenizer.preprocess(text).text
-    sp = tokenizer.base.sp
-    normalized = sp.normalize(preprocessed)
-    appended = tokens[len(tokens) - 2 :] if tokenizer.add_special_tokens else []
+    normalized = _normalize(prep.inner, prep.apply(text))
+    appended = tokens[len(tokens) - len(prep.appended) :] if prep.appended else []
     own = tokens[: len(tokens) - len(appended)]
     return [
         *steps,
-        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(tokenizer.base)),
+        Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(prep.inner.sentencepiece)),
         Stage("pre-tokenization", "Words (▁ marks)", items=tuple(words(normalized)),
               note="SentencePiece has no pre-tokenizer: <n>, <|tab|>, <|blank_n|> are cut whole"),
         _model_stage(own, "sentencepiece's pieces of the preprocessed text"),

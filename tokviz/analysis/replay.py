@@ -2,18 +2,23 @@
 
 `replay(tokenizer, text)` redoes what the tokenizer does to `text`, in pure Python, and records it:
 
+Which replay applies is read from the tokenizer's capabilities (`mergeable_ranks` and
+`split_pattern`, `sentencepiece`, `preprocessing`), never from its backend:
+
 * **byte-level BPE** (tiktoken-backed tokenizers): special tokens are split off as the policy says,
   the rest is cut into chunks by the tokenizer's split regex (the `regex` module, the same pattern),
   and each chunk goes from single bytes to its tokens by merging, each step the adjacent pair of
   lowest rank (leftmost on a tie), as tiktoken's `_educational.bpe_encode` shows. A chunk that is a
   vocabulary entry as a whole is taken directly, as tiktoken does (its merges are still shown).
 * **SentencePiece BPE** (Mistral, Llama 2, trained BPE models): each plain segment is normalized
-  (`sp.normalize`: NFKC where the model says so, spaces as `▁`, the dummy prefix), user-defined
+  (`Tokenizer.normalize`: NFKC where the model says so, spaces as `▁`, the dummy prefix), user-defined
   symbols are cut off whole, and the characters are merged, each step the adjacent pair that makes
   the vocabulary piece of highest score (leftmost on a tie), as sentencepiece's `bpe_model.cc`
   does. Symbols not in the vocabulary become `<0xNN>` byte pieces (byte fallback) or one unknown
-  piece per run. The ChatGLM-6B profile replays its model over the preprocessed text (`<n>`,
-  `<|blank_n|>` are user-defined symbols, never merged) and ends with `[gMASK]` `<sop>`.
+  piece per run.
+* **a preprocessing tokenizer** (the ChatGLM-6B profile): its inner model is replayed over the
+  rewritten text (`<n>`, `<|blank_n|>` are user-defined symbols, never merged), and the ids it
+  appends (`[gMASK]` `<sop>`) end the replay.
 
 Each `ChunkReplay` holds the initial parts, the `MergeStep`s (rank or piece id, score, position)
 and the final ids; `Replay.ids` is the whole text's ids and `Replay.matches_backend` says whether
@@ -32,22 +37,17 @@ from __future__ import annotations
 
 import heapq
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 import regex
 
-from tokviz.core.backends.sentencepiece_backend import (
-    _BYTE,
-    _NORMAL,
-    _UNUSED,
-    _USER_DEFINED,
-    read_model_info,
-)
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
+    PieceType,
+    Preprocessing,
     SpecialPolicy,
     Tokenizer,
 )
@@ -145,13 +145,13 @@ class Replay:
 
 def algorithm_of(tokenizer: Tokenizer) -> Algorithm:
     """Which replay applies to `tokenizer`, or ReplayNotApplicable saying why none does."""
-    if isinstance(getattr(tokenizer, "mergeable_ranks", None), dict) and hasattr(tokenizer, "pattern"):
+    if tokenizer.mergeable_ranks is not None and tokenizer.split_pattern is not None:
         return "byte-bpe"
-    if _is_chatglm(tokenizer):  # the ChatGLM-6B profile replays its SentencePiece model
-        return algorithm_of(tokenizer.base)  # type: ignore[attr-defined]
-    sp = getattr(tokenizer, "sp", None)
-    if sp is not None and hasattr(sp, "get_score"):
-        model_type = _sp_model_type(tokenizer)
+    if (prep := tokenizer.preprocessing) is not None:  # a rewrite before a model: replay the model
+        return algorithm_of(prep.inner)
+    model = tokenizer.sentencepiece
+    if model is not None:
+        model_type = model.model_type
         if model_type == "bpe":
             return "sentencepiece-bpe"
         if model_type == "unigram":
@@ -188,20 +188,19 @@ def replay(
     ([('hello', (15339,)), (' world', (1917,))], True)
     """
     algorithm = algorithm_of(tokenizer)
+    prep = tokenizer.preprocessing
     text = sanitize(text)
     segments = tokenizer.split_special(text, allowed_special, disallowed_special)
     chunks: list[ChunkReplay] = []
     for start, end, special_id in segments:
         if special_id is not None:
             chunks.append(_special_chunk(tokenizer, text, start, end, special_id))
-        elif algorithm == "byte-bpe":
-            chunks.extend(_byte_bpe_segment(tokenizer, text, start, end))
-        elif _is_chatglm(tokenizer):
-            chunks.extend(_chatglm_segment(tokenizer, text, start, end))
-        elif start < end:
-            chunks.extend(_sp_bpe_segment(tokenizer, text, start, end))
-    if _is_chatglm(tokenizer) and tokenizer.add_special_tokens:  # type: ignore[attr-defined]
-        chunks.extend(_chatglm_appended(tokenizer, len(text)))
+        elif prep is not None:
+            chunks.extend(_preprocessed_segment(tokenizer, prep, algorithm, text, start, end))
+        else:
+            chunks.extend(_plain_segment(tokenizer, algorithm, text, start, end))
+    if prep is not None:
+        chunks.extend(_appended(tokenizer, prep, len(text)))
     backend: tuple[int, ...] = ()
     if check:
         tokens = tokenizer.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
@@ -214,6 +213,12 @@ def replay_with(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, check
         tokenizer, text, allowed_special=policy.allowed_special,
         disallowed_special=policy.disallowed_special, check=check,
     )
+
+
+def _plain_segment(tokenizer: Tokenizer, algorithm: Algorithm, text: str, start: int, end: int) -> list[ChunkReplay]:
+    if algorithm == "byte-bpe":
+        return _byte_bpe_segment(tokenizer, text, start, end)
+    return _sp_bpe_segment(tokenizer, text, start, end) if start < end else []
 
 
 def _special_chunk(tokenizer: Tokenizer, text: str, start: int, end: int, special_id: int) -> ChunkReplay:
@@ -244,9 +249,10 @@ def split_chunks(pattern: str, text: str) -> list[tuple[int, int]]:
 
 
 def _byte_bpe_segment(tokenizer: Tokenizer, text: str, start: int, end: int) -> list[ChunkReplay]:
-    ranks: dict[bytes, int] = tokenizer.mergeable_ranks  # type: ignore[attr-defined]
+    ranks, pattern = tokenizer.mergeable_ranks, tokenizer.split_pattern
+    assert ranks is not None and pattern is not None  # algorithm_of chose byte-bpe for them
     chunks = []
-    for a, b in split_chunks(tokenizer.pattern, text[start:end]):  # type: ignore[attr-defined]
+    for a, b in split_chunks(pattern, text[start:end]):
         chunk = text[start + a : start + b]
         initial, steps, final = byte_pair_merges(ranks, chunk.encode("utf-8"))
         note = ""
@@ -264,7 +270,7 @@ def _byte_bpe_segment(tokenizer: Tokenizer, text: str, start: int, end: int) -> 
 
 
 def byte_pair_merges(
-    ranks: dict[bytes, int], data: bytes
+    ranks: Mapping[bytes, int], data: bytes
 ) -> tuple[tuple[bytes, ...], tuple[MergeStep, ...], tuple[bytes, ...]]:
     """Merge `data` from single bytes, lowest rank first and leftmost on a tie (tiktoken's order),
     in O(n log n) with a heap; return the initial parts, the steps and the final parts.
@@ -336,13 +342,6 @@ class _PartIndex:
 
 
 
-def _sp_model_type(tokenizer) -> str:
-    info = getattr(tokenizer, "model_info", None)
-    if info is None:
-        info = read_model_info(tokenizer.sp.serialized_model_proto())
-    return info.model_type
-
-
 @dataclass
 class _SpModel:
     """What sentencepiece's BPE encoder consults, read once per tokenizer."""
@@ -356,26 +355,24 @@ class _SpModel:
 
     @classmethod
     def read(cls, tokenizer: Tokenizer) -> _SpModel:
-        sp = tokenizer.sp  # type: ignore[attr-defined]
-        size = sp.get_piece_size()
-        types = [tokenizer.piece_type(i) for i in range(size)]  # type: ignore[attr-defined]
+        model = tokenizer.sentencepiece
+        assert model is not None  # algorithm_of chose sentencepiece-bpe for it
         pieces, scores, user, unused, byte_ids = {}, {}, [], set(), {}
-        for i, kind in enumerate(types):
-            piece = sp.id_to_piece(i)
-            if kind in (_NORMAL, _USER_DEFINED, _UNUSED):
+        for i, (piece, kind, score) in enumerate(zip(model.pieces, model.types, model.scores)):
+            if kind in (PieceType.NORMAL, PieceType.USER_DEFINED, PieceType.UNUSED):
                 pieces[piece] = i
-                scores[i] = sp.get_score(i)
-            if kind == _USER_DEFINED:
+                scores[i] = score
+            if kind == PieceType.USER_DEFINED:
                 user.append(piece)
-            elif kind == _UNUSED:
+            elif kind == PieceType.UNUSED:
                 unused.add(i)
-            elif kind == _BYTE:
+            elif kind == PieceType.BYTE:
                 byte_ids[int(piece[3:5], 16)] = i
         matcher = None
         if user:
             alternatives = sorted(user, key=len, reverse=True)
             matcher = regex.compile("|".join(regex.escape(u) for u in alternatives))
-        return cls(pieces, scores, frozenset(unused), matcher, byte_ids or None, sp.unk_id())
+        return cls(pieces, scores, frozenset(unused), matcher, byte_ids or None, model.unk_id)
 
 
 _SP_MODELS: weakref.WeakKeyDictionary[Tokenizer, _SpModel] = weakref.WeakKeyDictionary()
@@ -394,7 +391,10 @@ def _sp_bytes(symbol: str) -> bytes:
 
 def _sp_bpe_segment(tokenizer: Tokenizer, text: str, start: int, end: int) -> list[ChunkReplay]:
     model = _sp_model(tokenizer)
-    normalized = tokenizer.sp.normalize(text[start:end])  # type: ignore[attr-defined]
+    segment = text[start:end]
+    normalized = tokenizer.normalize(segment)
+    if normalized is None:  # a model without a normalizer merges the text as it is
+        normalized = segment
     if not normalized:
         return []
     symbols, steps = sp_bpe_merges(model, normalized)
@@ -504,28 +504,29 @@ def _sp_ids(model: _SpModel, symbols: list[str]) -> tuple[list[int], list[str]]:
     return ids, notes
 
 
-# -- the ChatGLM-6B profile -----------------------------------------------------------------------
+# -- a tokenizer that rewrites the text first (the ChatGLM-6B profile) -----------------------------
 
 
-def _is_chatglm(tokenizer: Tokenizer) -> bool:
-    from tokviz.core.backends.chatglm import ChatGLMTokenizer
-
-    return isinstance(tokenizer, ChatGLMTokenizer)
-
-
-def _chatglm_segment(tokenizer, text: str, start: int, end: int) -> list[ChunkReplay]:
-    """ChatGLM's preprocessing, then its SentencePiece model's merges over the result; the chunk's
-    text is what the model merged (`<|blank_2|>`, `<n>`), its span the original characters."""
-    mapped = tokenizer.preprocess(text[start:end])
-    if not mapped.text:
+def _preprocessed_segment(
+    tokenizer: Tokenizer, prep: Preprocessing, algorithm: Algorithm, text: str, start: int, end: int
+) -> list[ChunkReplay]:
+    """The inner model's merges over the rewritten segment; a chunk's text is what the model
+    merged (`<|blank_2|>`, `<n>`), its span the original characters, its ids the outer ones."""
+    rewritten = prep.apply(text[start:end])
+    if not rewritten:
         return []
-    chunks = []
-    for chunk in _sp_bpe_segment(tokenizer.base, mapped.text, 0, len(mapped.text)):
-        ids = tuple(i + tokenizer.offset for i in chunk.ids)
+    inner = _plain_segment(prep.inner, algorithm, rewritten, 0, len(rewritten))
+    outer = prep.outer_ids([i for chunk in inner for i in chunk.ids])
+    dropped = sum(len(chunk.ids) for chunk in inner) - len(outer)  # leading ids the tokenizer drops
+    chunks, pos = [], 0
+    for chunk in inner:
+        skip = min(dropped, len(chunk.ids))
+        dropped -= skip
+        ids = tuple(outer[pos : pos + len(chunk.ids) - skip])
+        pos += len(ids)
         note = chunk.note
-        if not tokenizer.add_dummy_prefix:  # the original drops the `▁` `<n>` of its "<n>" prefix
-            ids = ids[2:]
-            note = "; ".join(filter(None, ["<n> prepended, its first two tokens dropped", note]))
+        if skip:
+            note = "; ".join(filter(None, [f"its first {skip} tokens dropped (see the preprocessing)", note]))
         pieces = tuple(tokenizer.piece(i) for i in ids)
         chunks.append(
             ChunkReplay(start, end, chunk.text, chunk.initial, chunk.steps, chunk.final, ids, pieces, note=note)
@@ -533,12 +534,10 @@ def _chatglm_segment(tokenizer, text: str, start: int, end: int) -> list[ChunkRe
     return chunks
 
 
-def _chatglm_appended(tokenizer, length: int) -> list[ChunkReplay]:
-    from tokviz.core.backends.chatglm import BOS, GMASK
-
+def _appended(tokenizer: Tokenizer, prep: Preprocessing, length: int) -> list[ChunkReplay]:
     chunks = []
-    for piece in (GMASK, BOS):
-        token_id = tokenizer.id_of(piece)
+    for token_id in prep.appended:
+        piece = tokenizer.piece(token_id)
         data = piece.encode("utf-8")
         chunks.append(ChunkReplay(
             length, length, piece, (data,), (), (data,), (token_id,), (piece,), special=True,

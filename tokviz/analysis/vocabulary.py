@@ -420,10 +420,10 @@ class MergeParents:
 
     @classmethod
     def for_tokenizer(cls, tokenizer: Tokenizer) -> MergeParents | None:
-        """For a tokenizer whose ids are the ranks of a byte-level rank file (tiktoken-backed);
-        None for any other."""
-        ranks = getattr(tokenizer, "mergeable_ranks", None)
-        return cls(ranks) if isinstance(ranks, Mapping) and ranks else None
+        """For a tokenizer whose ids are the ranks of a byte-level BPE (`mergeable_ranks`); None
+        for any other."""
+        ranks = tokenizer.mergeable_ranks
+        return cls(ranks) if ranks else None
 
     def parents(self, token_id: int) -> tuple[int, int] | None:
         """`(left_id, right_id)` whose merge makes `token_id`, checked to re-merge to it.

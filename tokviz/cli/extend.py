@@ -20,12 +20,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     from tokviz.core import catalog
-    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
-    from tokviz.training.extend import iter_report, learn_extension, read_word_list, save_extension
+    from tokviz.training.extend import (
+        byte_level_bpe, iter_report, learn_extension, read_word_list, save_extension,
+    )
 
     base = catalog.load(args.base)
-    if not isinstance(base, TiktokenTokenizer):
-        raise CliError(f"{args.base}: extension needs a byte-level BPE (.tiktoken) base, not {base.family}")
+    byte_level_bpe(base)  # before reading the words: a base that cannot be extended is the first error
     words = read_word_list(args.words)
     extension = learn_extension(base, words, start_id=args.start_id)
     for line in iter_report(extension):

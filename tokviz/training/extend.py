@@ -19,13 +19,13 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import regex
 
-from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.files import write_atomic
 from tokviz.core.sidecar import EXTENSION_FORMAT, EXTENSION_VERSION
+from tokviz.core.tokenizer import Tokenizer
 
 
 class ExtensionError(ValueError):
@@ -105,14 +105,22 @@ def parse_words(text: str, *, spaces: bool = False) -> dict[str, int]:
     return words
 
 
-def default_start_id(base: TiktokenTokenizer) -> int:
+def byte_level_bpe(base: Tokenizer) -> tuple[Mapping[bytes, int], str]:
+    """The base's ranks and split pattern; ExtensionError when it is not a byte-level BPE."""
+    ranks, pattern = base.mergeable_ranks, base.split_pattern
+    if ranks is None or pattern is None:
+        raise ExtensionError(f"{base.name}: extension needs a byte-level BPE (.tiktoken) base, not {base.family}")
+    return ranks, pattern
+
+
+def default_start_id(base: Tokenizer) -> int:
     """The first id after every rank and special token of the base."""
-    ids = [*base.mergeable_ranks.values(), *base.special_tokens.values()]
-    return max(ids) + 1
+    ranks, _ = byte_level_bpe(base)
+    return max([*ranks.values(), *base.special_tokens.values()]) + 1
 
 
 def learn_extension(
-    base: TiktokenTokenizer, words: dict[str, int], *, start_id: int | None = None
+    base: Tokenizer, words: dict[str, int], *, start_id: int | None = None
 ) -> Extension:
     """Learn the merges that make each word one token; see the module docstring for the order.
 
@@ -129,16 +137,15 @@ def learn_extension(
             f"new ids must start at {first_free} or later so no rank is overwritten"
         )
     extension = Extension(start_id=start_id)
-    segments = _initial_segments(base, words, extension.warnings)
-    _merge_until_whole(segments, extension, base.mergeable_ranks)
+    ranks, pattern = byte_level_bpe(base)
+    segments = _initial_segments(base, ranks, regex.compile(pattern), words, extension.warnings)
+    _merge_until_whole(segments, extension, ranks)
     return extension
 
 
 def _initial_segments(
-    base: TiktokenTokenizer, words: dict[str, int], warnings: list[str]
+    base: Tokenizer, ranks: Mapping[bytes, int], pattern: regex.Pattern, words: dict[str, int], warnings: list[str]
 ) -> dict[tuple[bytes, ...], int]:
-    pattern = regex.compile(base.pattern)
-    ranks = base.mergeable_ranks
     segments: Counter[tuple[bytes, ...]] = Counter()
     for word, frequency in words.items():
         parts = pattern.findall(word)
@@ -149,8 +156,7 @@ def _initial_segments(
         if data in ranks:
             warnings.append(f"{word!r} is already a token (id {ranks[data]}): skipped")
             continue
-        ids = base.encoding.encode_ordinary(word)
-        segments[tuple(base.encoding.decode_single_token_bytes(i) for i in ids)] += frequency
+        segments[tuple(t.bytes for t in base.encode(word))] += frequency  # special-token text is plain
     return dict(segments)
 
 
@@ -162,7 +168,7 @@ def _pair_key(item: tuple[tuple[bytes, bytes], int]) -> tuple:
 
 
 def _merge_until_whole(
-    segments: dict[tuple[bytes, ...], int], extension: Extension, base_ranks: dict[bytes, int]
+    segments: dict[tuple[bytes, ...], int], extension: Extension, base_ranks: Mapping[bytes, int]
 ) -> None:
     # A word list is small (thousands of words), so recounting per merge is clear and fast enough.
     segments = {s: f for s, f in segments.items() if len(s) > 1}

@@ -52,7 +52,7 @@ SPACE_MARK = "\u2581"  # `▁`
 
 # sentencepiece_model.proto: ModelProto.SentencePiece.Type
 _NORMAL, _UNKNOWN, _CONTROL, _USER_DEFINED, _UNUSED, _BYTE = 1, 2, 3, 4, 5, 6
-_PIECE_TYPES = frozenset(PieceType)
+_PIECE_TYPES = {int(t): t for t in PieceType}
 # TrainerSpec.ModelType
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 
@@ -270,12 +270,12 @@ class SentencePieceTokenizer(Tokenizer):
     def sentencepiece(self) -> SentencePieceModel:
         info = self.model_info
         model_type = info.model_type if info is not None else _model_type(self.sp)
-        sp, ids = self.sp, range(self._size)
-        types = (self.piece_type(i) for i in ids)
+        sp, ids = self.sp, list(range(self._size))
+        types = info.piece_types if info is not None else list(map(self.piece_type, ids))
         return SentencePieceModel(
-            pieces=tuple(map(sp.id_to_piece, ids)),
-            types=tuple(PieceType(t) if t in _PIECE_TYPES else PieceType.NORMAL for t in types),
-            scores=tuple(map(sp.get_score, ids)),
+            pieces=tuple(sp.id_to_piece(ids)),
+            types=tuple(_PIECE_TYPES.get(t, PieceType.NORMAL) for t in types),
+            scores=tuple(sp.get_score(ids)),
             model_type=model_type,
             normalizer_name=info.normalizer_name if info is not None else "",
             remove_extra_whitespaces=info.remove_extra_whitespaces if info is not None else False,

@@ -25,12 +25,11 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
-from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 from tokviz.core.tokens import hex_bytes
 from tokviz.gui.work.background import load_tokenizer, start_worker_thread, stopper
 from tokviz.gui.widgets.theme import icon
 from tokviz.training.extend import (
-    Extension, ExtensionError, learn_extension, read_word_list, save_extension,
+    Extension, learn_extension, read_word_list, save_extension,
 )
 from tokviz.training.extend import parse_words as parse_core_words
 
@@ -99,8 +98,6 @@ class ExtendWorker(QObject):
     def _learn(self, job: LearnJob) -> LearnOutcome:
         words = parse_words(job.typed) if job.typed is not None else read_word_list(job.word_file or "")
         base = load_tokenizer(job.base)
-        if not isinstance(base, TiktokenTokenizer):
-            raise ExtensionError(f"{job.base}: extension needs a byte-level BPE (.tiktoken) base, not {base.family}")
         extension = learn_extension(base, words, start_id=job.start_id)
         entry = catalog.find(job.base)
         if entry is not None:

@@ -37,8 +37,9 @@ MAX_TEXT_SHOWN = 4_000  # characters of a text stage shown in its box
 
 
 def is_sentencepiece(tokenizer: Tokenizer | None) -> bool:
-    """A plain SentencePiece model (the ChatGLM-6B profile and BOS apply to it)."""
-    return tokenizer is not None and getattr(tokenizer, "sp", None) is not None
+    """A plain SentencePiece model (the ChatGLM-6B profile and BOS apply to it). The first ask
+    reads the model's pieces: ask on a worker thread first (then it is remembered)."""
+    return tokenizer is not None and tokenizer.sentencepiece is not None
 
 
 def stages_for(
@@ -50,7 +51,7 @@ def stages_for(
         "allowed_special": policy.allowed_special, "disallowed_special": policy.disallowed_special,
     }
     if chatglm:
-        return pipeline(ChatGLMTokenizer(base), text, **options)  # type: ignore[arg-type]
+        return pipeline(ChatGLMTokenizer(base), text, **options)
     if is_sentencepiece(base):
         options["add_bos"] = add_bos
     return pipeline(base, text, **options)
@@ -185,7 +186,7 @@ class PipelineDialog(QDialog):
         def work() -> tuple[Tokenizer, list[Stage] | str]:
             tok = base if base is not None else catalog.load(spec)
             try:
-                profile = chatglm and is_sentencepiece(tok)
+                profile = is_sentencepiece(tok) and chatglm  # asked here first, so _show's ask is cheap
                 return tok, stages_for(tok, text, policy, chatglm=profile, add_bos=add_bos)
             except Exception as e:  # noqa: BLE001 (the tokenizer is loaded: keep it, say what went wrong)
                 return tok, str(e) or type(e).__name__
