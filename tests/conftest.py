@@ -32,3 +32,20 @@ def load_vocab(name: str) -> Tokenizer:
 def vocab():
     """`vocab("cl100k_base")` -> the real tokenizer, loaded once per session."""
     return load_vocab
+
+
+@pytest.fixture(scope="session")
+def vocab_path():
+    """`vocab_path("ggml-vocab-gpt-2")` -> the provisioned, sha256-checked file of a catalog entry;
+    `vocab_path(name, ".inp")` -> one of its extra files (llama.cpp's test cases)."""
+
+    def path(name: str, extra: str | None = None) -> Path:
+        entry = catalog.find(name)
+        if entry is None:
+            pytest.fail(f"{name} is not in the catalog", pytrace=False)
+        try:
+            return entry.extra_path(extra) if extra else entry.verified_path()
+        except TokenizerError as e:
+            pytest.fail(f"{e}\n(the README's test command provisions test vocabularies)", pytrace=False)
+
+    return path

@@ -270,7 +270,7 @@ def _load_extension(path: Path, meta: Mapping[str, Any]) -> Tokenizer:
 
 
 def sniff_format(path: Path) -> str:
-    """`tiktoken`, `sentencepiece` or `tokenizer.json`, from the content (names lie: Llama 3's
+    """`tiktoken`, `sentencepiece`, `tokenizer.json` or `gguf`, from the content (names lie: Llama 3's
     `tokenizer.model` is a tiktoken rank file)."""
     from tokviz.core.backends.tiktoken_backend import looks_like_rank_file
 
@@ -281,6 +281,8 @@ def sniff_format(path: Path) -> str:
         raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
     if not head:
         raise TokenizerError(f"{path} is empty")
+    if head[:4] == b"GGUF" or path.suffix == ".gguf":  # a broken .gguf gets the reader's error
+        return "gguf"
     if head.lstrip()[:1] == b"{":
         return "tokenizer.json"
     if looks_like_rank_file(path):
@@ -288,8 +290,8 @@ def sniff_format(path: Path) -> str:
     if path.suffix == ".model" or head[:1] == b"\x0a":  # a protobuf ModelProto starts with field 1
         return "sentencepiece"
     raise TokenizerError(
-        f"{path}: unknown vocabulary format (expected a .tiktoken rank file, a SentencePiece .model "
-        f"or a tokenizer.json)"
+        f"{path}: unknown vocabulary format (expected a .tiktoken rank file, a SentencePiece .model, "
+        f"a tokenizer.json or a .gguf)"
     )
 
 
@@ -313,6 +315,10 @@ def _load_file(
         return SentencePieceTokenizer.from_file(path, name=name)
     if fmt == "trained":
         return sidecar.load_trained(path)
+    if fmt == "gguf":
+        from tokviz.core.backends.gguf_backend import GGUFTokenizer
+
+        return GGUFTokenizer.from_file(path, name=name)
     if fmt == "tokenizer.json":
         from tokviz.core.backends.hf_backend import HFTokenizer
 

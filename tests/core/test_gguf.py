@@ -1,0 +1,108 @@
+"""The lazy GGUF metadata reader against llama.cpp's own `gguf` package, and against broken files."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+from gguf import GGUFReader, GGUFValueType
+
+from tokviz.core.gguf import GGUFError, is_gguf, read_metadata
+
+def reference_fields(path) -> dict:
+    """Every key/value as llama.cpp's `gguf` package reads it, in plain Python values."""
+    fields = {}
+    for key, field in GGUFReader(path).fields.items():
+        if key.startswith("GGUF."):
+            continue
+        if field.types[0] == GGUFValueType.ARRAY and field.types[-1] != GGUFValueType.STRING:
+            fields[key] = np.asarray([field.parts[i][0] for i in field.data])
+        else:
+            fields[key] = field.contents()
+    return fields
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-llama-spm", "ggml-vocab-bert-bge"])  # GGUFReader is slow
+def test_every_field_equals_the_gguf_packages(vocab_path, name):
+    path = vocab_path(name)
+    meta = read_metadata(path)
+    want = reference_fields(path)
+    assert meta.fields.keys() == want.keys()
+    for key, value in want.items():
+        got = meta.fields[key]
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(np.asarray(got), value), key
+        else:
+            assert got == value, key
+    assert meta.get("tokenizer.ggml.model") in ("llama", "bert")
+    assert is_gguf(path)
+
+
+def gguf_bytes(*kvs: bytes, kv_count: int | None = None, magic: bytes = b"GGUF", version: int = 3) -> bytes:
+    count = len(kvs) if kv_count is None else kv_count
+    return magic + struct.pack("<IQQ", version, 0, count) + b"".join(kvs)
+
+
+def string(s: bytes, length: int | None = None) -> bytes:
+    return struct.pack("<Q", len(s) if length is None else length) + s
+
+
+def kv_string(key: bytes, value: bytes, length: int | None = None) -> bytes:
+    return string(key) + struct.pack("<I", 8) + string(value, length)
+
+
+def kv_array(key: bytes, etype: int, n: int, payload: bytes = b"") -> bytes:
+    return string(key) + struct.pack("<IIQ", 9, etype, n) + payload
+
+
+def test_a_small_file_reads(tmp_path):
+    path = tmp_path / "ok.gguf"
+    path.write_bytes(gguf_bytes(
+        kv_string(b"general.name", "naïve".encode()),
+        kv_array(b"tokenizer.ggml.scores", 6, 2, struct.pack("<ff", 0.5, -1.0)),
+        kv_array(b"tokenizer.ggml.tokens", 8, 2, string(b"a") + string(b"\xff")),
+    ))
+    meta = read_metadata(path)
+    assert meta.get("general.name") == "naïve"
+    assert meta.get("tokenizer.ggml.scores").tolist() == [0.5, -1.0]
+    assert meta.get("tokenizer.ggml.tokens")[0] == "a"
+    assert meta.get("tokenizer.ggml.tokens")[1].encode("utf-8", "surrogateescape") == b"\xff"
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "not a GGUF file"),
+    (b"PK\x03\x04" + bytes(40), r"not a GGUF file \(it starts with b'PK\\x03\\x04'"),
+    (b"GGUF\x03\x00", "truncated GGUF header"),
+    (gguf_bytes(version=7), "GGUF version 7 is not supported"),
+    (gguf_bytes(version=3 << 24), "a big-endian file"),
+    (gguf_bytes(kv_count=10**15), "key/values cannot fit in the file"),
+    (gguf_bytes(kv_string(b"k", b"v", length=2**62)), r"4,611,686,018,427,387,904 bytes needed.* in 'k'"),
+    (gguf_bytes(kv_array(b"tokens", 8, 2**40)), "an array of 1,099,511,627,776 strings cannot fit"),
+    (gguf_bytes(kv_array(b"scores", 6, 2**61)), "an array of .* values cannot fit"),
+    (gguf_bytes(kv_array(b"tokens", 8, 2, string(b"a") + string(b"b", length=99))), "a string of 99 bytes runs past"),
+    (gguf_bytes(string(b"k") + struct.pack("<I", 99)), "unknown value type 99 in 'k'"),
+    (gguf_bytes(kv_array(b"k", 42, 1)), "unknown array element type 42"),
+    (gguf_bytes(kv_string(b"k", b"v") + struct.pack("<Q", 1000) + bytes(20), kv_count=2), "1,000 bytes needed"),
+], ids=lambda v: v if isinstance(v, str) else None)
+def test_broken_files_are_one_clear_error(tmp_path, content, message):
+    path = tmp_path / "broken.gguf"
+    path.write_bytes(content)
+    with pytest.raises(GGUFError, match=message) as info:
+        read_metadata(path)
+    assert "\n" not in str(info.value) and str(path) in str(info.value)
+
+
+def test_a_truncated_real_vocabulary(tmp_path, vocab_path):
+    data = vocab_path("ggml-vocab-gpt-2").read_bytes()
+    for cut in (30, 5000, len(data) // 2):
+        path = tmp_path / f"cut{cut}.gguf"
+        path.write_bytes(data[:cut])
+        with pytest.raises(GGUFError, match="corrupt or truncated"):
+            read_metadata(path)
+
+
+def test_a_missing_file(tmp_path):
+    with pytest.raises(GGUFError, match="cannot read"):
+        read_metadata(tmp_path / "nope.gguf")
+    assert not is_gguf(tmp_path / "nope.gguf")

@@ -1,0 +1,192 @@
+"""Read the metadata of a GGUF file (llama.cpp's model format) without touching its tensors.
+
+A GGUF file is a header (magic `GGUF`, version, tensor count, key/value count), the key/value
+section (the tokenizer lives here: `tokenizer.ggml.tokens`, `.merges`, `.scores`, ...), the tensor
+infos and then the weights. `read_metadata` reads only the first two, through `mmap`, so a 5 GB
+model costs what its vocabulary costs; numeric arrays are copied out as numpy arrays in one call
+each, string arrays are decoded one string at a time.
+
+The `gguf` package's `GGUFReader` parses every field and tensor info eagerly into numpy views; this
+module is what tokviz needs instead (`bench/bench_gguf.py` measures both).
+
+Every length and count is checked against the bytes that are left before anything is allocated,
+so a truncated or hostile file is a `GGUFError` naming the file and what is wrong, never a huge
+allocation.
+
+This module does not read tensor infos, does not write GGUF and does not support big-endian files.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MAGIC = b"GGUF"
+
+# GGUF value types: id -> (name, struct format or None for string/array, size)
+_SCALARS: dict[int, tuple[str, int]] = {
+    0: ("<B", 1), 1: ("<b", 1), 2: ("<H", 2), 3: ("<h", 2), 4: ("<I", 4), 5: ("<i", 4),
+    6: ("<f", 4), 7: ("<?", 1), 10: ("<Q", 8), 11: ("<q", 8), 12: ("<d", 8),
+}
+_NUMPY: dict[int, str] = {
+    0: "<u1", 1: "<i1", 2: "<u2", 3: "<i2", 4: "<u4", 5: "<i4", 6: "<f4", 7: "<u1",
+    10: "<u8", 11: "<i8", 12: "<f8",
+}
+STRING, ARRAY = 8, 9
+
+
+class GGUFError(ValueError):
+    """A file is not a readable GGUF: the message names the file and what is wrong."""
+
+
+@dataclass(frozen=True)
+class GGUFMetadata:
+    """The key/value section of a GGUF file.
+
+    Strings are `str` (invalid UTF-8 kept as surrogate escapes), string arrays are lists of `str`,
+    numeric arrays are numpy arrays, scalars are Python numbers and bools.
+    """
+
+    path: Path
+    version: int
+    tensor_count: int
+    fields: dict[str, Any]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.fields.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.fields
+
+
+def is_gguf(path: str | os.PathLike) -> bool:
+    """True when the file starts with the GGUF magic."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == MAGIC
+    except OSError:
+        return False
+
+
+def read_metadata(path: str | os.PathLike) -> GGUFMetadata:
+    """Read the header and every key/value of a GGUF file (never the tensors).
+
+    >>> read_metadata("ggml-vocab-gpt-2.gguf").get("tokenizer.ggml.model")  # doctest: +SKIP
+    'gpt2'
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < 24:
+                head = f.read(4)
+                if head != MAGIC:
+                    raise GGUFError(f"{path}: not a GGUF file (it starts with {head!r}, not b'GGUF')")
+                raise GGUFError(f"{path}: truncated GGUF header ({size} bytes)")
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                return _Parser(path, buf, size).parse()
+    except OSError as e:
+        raise GGUFError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+class _Parser:
+    def __init__(self, path: Path, buf: mmap.mmap, size: int) -> None:
+        self.path, self.buf, self.size, self.pos = path, buf, size, 0
+        self.key = ""
+
+    def fail(self, what: str) -> GGUFError:
+        where = f" in {self.key!r}" if self.key else ""
+        return GGUFError(f"{self.path}: {what}{where} at byte {self.pos}: the file is corrupt or truncated")
+
+    def need(self, n: int) -> None:
+        if n < 0 or n > self.size - self.pos:
+            raise self.fail(f"{n:,} bytes needed, {self.size - self.pos:,} left")
+
+    def scalar(self, fmt: str, n: int) -> Any:
+        self.need(n)
+        (value,) = struct.unpack_from(fmt, self.buf, self.pos)
+        self.pos += n
+        return value
+
+    def string(self) -> str:
+        n = self.scalar("<Q", 8)
+        self.need(n)
+        data = self.buf[self.pos:self.pos + n]
+        self.pos += n
+        return data.decode("utf-8", "surrogateescape")
+
+    def parse(self) -> GGUFMetadata:
+        magic = bytes(self.buf[:4])
+        if magic != MAGIC:
+            raise GGUFError(f"{self.path}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
+        self.pos = 4
+        version = self.scalar("<I", 4)
+        if version not in (2, 3):
+            hint = " (a big-endian file?)" if version >= 1 << 16 else ""
+            raise GGUFError(f"{self.path}: GGUF version {version}{hint} is not supported (2 and 3 are)")
+        tensor_count = self.scalar("<Q", 8)
+        kv_count = self.scalar("<Q", 8)
+        if kv_count > (self.size - self.pos) // 13:  # a key/value is at least 8 + 1 + 4 bytes
+            raise self.fail(f"{kv_count:,} key/values cannot fit in the file")
+        fields: dict[str, Any] = {}
+        for _ in range(kv_count):
+            self.key = ""
+            key = self.string()
+            self.key = key
+            fields[key] = self.value(self.scalar("<I", 4))
+        return GGUFMetadata(self.path, version, tensor_count, fields)
+
+    def value(self, vtype: int) -> Any:
+        if vtype in _SCALARS:
+            return self.scalar(*_SCALARS[vtype])
+        if vtype == STRING:
+            return self.string()
+        if vtype == ARRAY:
+            etype = self.scalar("<I", 4)
+            n = self.scalar("<Q", 8)
+            if etype in _NUMPY:
+                width = _SCALARS[etype][1]
+                if n > (self.size - self.pos) // width:
+                    raise self.fail(f"an array of {n:,} values cannot fit in the file")
+                arr = np.frombuffer(self.buf, dtype=_NUMPY[etype], count=n, offset=self.pos).copy()
+                self.pos += n * width
+                return arr.astype(bool) if etype == 7 else arr
+            if etype == STRING:
+                if n > (self.size - self.pos) // 8:
+                    raise self.fail(f"an array of {n:,} strings cannot fit in the file")
+                return self.strings(n)
+            if etype == ARRAY:
+                if n > (self.size - self.pos) // 12:
+                    raise self.fail(f"an array of {n:,} arrays cannot fit in the file")
+                return [self.value(ARRAY) for _ in range(n)]
+            raise self.fail(f"unknown array element type {etype}")
+        raise self.fail(f"unknown value type {vtype}")
+
+    def strings(self, n: int) -> list[str]:
+        """`n` length-prefixed strings: the hot loop of a 150k vocabulary, kept to local names."""
+        buf, pos, size = self.buf, self.pos, self.size
+        unpack = struct.Struct("<Q").unpack_from
+        out: list[str] = []
+        append = out.append
+        for _ in range(n):
+            if pos + 8 > size:
+                self.pos = pos
+                raise self.fail("a string length runs past the end of the file")
+            (length,) = unpack(buf, pos)
+            pos += 8
+            if length > size - pos:
+                self.pos = pos
+                raise self.fail(f"a string of {length:,} bytes runs past the end of the file")
+            append(buf[pos:pos + length].decode("utf-8", "surrogateescape"))
+            pos += length
+        self.pos = pos
+        return out
+
+
+__all__ = ["GGUFError", "GGUFMetadata", "is_gguf", "read_metadata"]
