@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tests.training.reference import reference_merges
 from tests.training.texts import TRAINING
+from tokviz.training._educational import train_merges
 from tokviz.training.bpe import BpeTrainer, train_bpe
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN
@@ -60,14 +60,14 @@ chunk_lists = st.dictionaries(
 @settings(max_examples=150, deadline=None)
 @given(chunk_lists, st.integers(1, 40), st.integers(1, 3))
 def test_matches_reference_trainer(chunks, num_merges, min_frequency):
-    expected = reference_merges(chunks, num_merges, min_frequency=min_frequency)
+    expected = train_merges(chunks, num_merges, min_frequency=min_frequency)
     assert train_bpe(keyed(chunks), num_merges, min_frequency=min_frequency).merges == expected
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.binary(min_size=1, max_size=30), st.integers(1, 1000), min_size=1, max_size=40))
 def test_matches_reference_on_arbitrary_bytes(chunks):
-    assert train_bpe(keyed(chunks), 60).merges == reference_merges(chunks, 60)
+    assert train_bpe(keyed(chunks), 60).merges == train_merges(chunks, 60)
 
 
 @settings(max_examples=40, deadline=None)
@@ -81,7 +81,7 @@ def test_text_corpus_matches_reference_and_round_trips(texts):
     if not chunks:
         return
     result = train_texts(texts, vocab_size=256 + 30, pattern="cl100k")
-    assert result.merges == reference_merges(dict(chunks), 30)
+    assert result.merges == train_merges(dict(chunks), 30)
     tok = trained_tokenizer(result)
     for text in texts:
         assert tok.encoding.decode(tok.encoding.encode(text)) == text
