@@ -103,8 +103,11 @@ def display_text(data: bytes | str, *, visible_whitespace: bool = True) -> str:
 
 
 def hex_bytes(data: bytes) -> str:
-    """>>> hex_bytes(b" \\xe6\\xa0")
-    '20 e6 a0'"""
+    """Bytes as space-separated hex pairs, as the token tables show them.
+
+    >>> hex_bytes(b" \\xe6\\xa0")
+    '20 e6 a0'
+    """
     return data.hex(" ")
 
 

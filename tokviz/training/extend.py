@@ -80,7 +80,7 @@ def parse_words(text: str, *, spaces: bool = False) -> dict[str, int]:
     With `spaces`, a line without a tab may also be `word frequency` (split at the last space, so
     a word may hold spaces), as people type them. Raises ExtensionError naming the line.
 
-    >>> parse_words("一只猫\t100\n夸张的 比喻手法 20\n一只猫 1", spaces=True)
+    >>> parse_words("一只猫\\t100\\n夸张的 比喻手法 20\\n一只猫 1", spaces=True)
     {'一只猫': 101, '夸张的 比喻手法': 20}
     """
     words: dict[str, int] = {}
