@@ -128,20 +128,21 @@ def test_cancel_ends_in_the_cancelled_signal_only(qtbot, tmp_path: Path) -> None
     qtbot.addWidget(dialog)
     dialog.show()
     terminal: list[str] = []
-    dialog.worker.finished.connect(lambda gen, _: terminal.append("finished"))
-    dialog.worker.failed.connect(lambda gen, _: terminal.append("failed"))
-    dialog.worker.cancelled.connect(lambda gen: terminal.append("cancelled"))
     done: list[int] = []
 
-    def on_progress(gen: int, files: int, total: int) -> None:
-        done.append(files)
+    def on_progress(files: tuple[int, int]) -> None:
+        done.append(files[0])
         dialog.cancel()
 
-    dialog.worker.progress.connect(on_progress)
-    with qtbot.waitSignal(dialog.analysis_cancelled, timeout=TIMEOUT):
-        dialog.analyze_folder(str(tmp_path))
-    qtbot.wait(100)
-    assert terminal == ["cancelled"]
+    dialog.analyze_folder(str(tmp_path))
+    run = dialog.run  # its signals come through the event loop, which runs only in the wait below
+    run.returned.connect(lambda _: terminal.append("returned"))
+    run.errored.connect(lambda _: terminal.append("errored"))
+    run.aborted.connect(lambda: terminal.append("aborted"))
+    run.yielded.connect(on_progress)
+    with qtbot.waitSignals([dialog.analysis_cancelled, run.finished], order="strict", timeout=TIMEOUT):
+        pass
+    assert terminal == ["aborted"]
     assert done and done[0] < 400
     assert dialog.analysis is None and dialog.status.text() == "Cancelled."
 
@@ -167,8 +168,9 @@ def test_export_csv_and_json_parse_back(qtbot, korean, tmp_path: Path, vocab) ->
 def test_close_during_a_run_stops_the_thread(qtbot) -> None:
     dialog = open_analysis(None, SPECS, sample_text("english.txt") * 50)
     qtbot.addWidget(dialog)
+    run = dialog.run
     dialog.close()
-    assert dialog._thread.isFinished()
+    assert not run.is_running and run.outcome == "aborted"
 
 
 def test_a_parent_deleted_during_a_run_stops_the_thread(qtbot) -> None:
@@ -177,7 +179,7 @@ def test_a_parent_deleted_during_a_run_stops_the_thread(qtbot) -> None:
 
     parent = QWidget()
     dialog = open_analysis(parent, SPECS, sample_text("english.txt") * 50)
-    thread = dialog._thread
+    run = dialog.run
     shiboken6.delete(parent)  # the main window goes away without closing the dialog first
     assert not shiboken6.isValid(dialog)
-    assert thread.isFinished()
+    assert not run.is_running

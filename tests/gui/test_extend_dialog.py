@@ -123,6 +123,6 @@ def test_closing_while_learning_stops_the_thread(qtbot) -> None:
     d = open_extend_dialog(None, "qwen")
     qtbot.addWidget(d)
     d.words_edit.setPlainText(SEED)
-    d.learn()
+    run = d.learn()
     d.close()
-    assert d._thread.isFinished()
+    assert not run.is_running

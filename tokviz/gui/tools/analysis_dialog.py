@@ -1,9 +1,10 @@
 """Token cost and context analysis (issue 8): what the same text or folder costs in each tokenizer.
 
 `open_analysis(parent, specs, text)` shows an `AnalysisDialog` and starts analysing `text`. The
-dialog loads the tokenizers and runs `tokviz.analysis.analysis` in an `AnalysisWorker` on its own
-QThread; each run ends in exactly one of the worker's `finished`, `failed` or `cancelled` signals
-(re-emitted by the dialog as `analysis_finished`, `analysis_failed`, `analysis_cancelled`).
+dialog loads the tokenizers and runs `analyze` on a `Worker` (`dialog.run`); each run ends in
+exactly one of the worker's `returned`, `errored` or `aborted` signals (re-emitted by the dialog as
+`analysis_finished`, `analysis_failed`, `analysis_cancelled`). A new run aborts the one under way,
+whose result can then no longer arrive.
 
 Prices, the characters-per-token rule and the baseline are applied to the last result at once
 (`restyle`, no re-encoding); a new context limit N re-runs the analysis, since where the limit
@@ -13,11 +14,11 @@ falls depends on the tokens. Truncation to N tokens runs in the worker too.
 from __future__ import annotations
 
 import dataclasses
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout,
@@ -26,12 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.analysis.analysis import (
-    DEFAULT_CHARS_PER_TOKEN, Analysis, AnalysisCancelled, InflationRow, StatsOptions, analyze_paths,
+    DEFAULT_CHARS_PER_TOKEN, Analysis, InflationRow, StatsOptions, analyze_paths,
     analyze_text, format_inflation, stats_rows, to_csv, to_json, truncate_to_tokens,
 )
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
-from tokviz.gui.work.background import load_tokenizer, start_worker_thread, stopper
+from tokviz.gui.tools.tokenizers import load_tokenizer
+from tokviz.gui.work.worker import Job, Worker, message_of
 from tokviz.gui.widgets.theme import icon
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -41,21 +43,17 @@ from tokviz.gui.widgets.theme import icon
 class AnalysisJob:
     """Analyse `text`, or the files under `paths` when given, with the tokenizers of `specs`."""
 
-    gen: int
     specs: tuple[str, ...]
     limit: int | None
     text: str | None = None
     paths: tuple[str, ...] = ()
-    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass(frozen=True)
 class TruncateJob:
-    gen: int
     spec: str
     text: str
     limit: int
-    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass
@@ -75,64 +73,39 @@ class TruncateOutcome:
     tokens: int
 
 
-class AnalysisWorker(QObject):
-    """Runs jobs on its thread; exactly one terminal signal per job."""
-
-    progress = Signal(int, int, int)  # gen, files done, files in total
-    finished = Signal(int, object)  # gen, AnalysisOutcome | TruncateOutcome
-    failed = Signal(int, str)
-    cancelled = Signal(int)
-
-    @Slot(object)
-    def run(self, job: AnalysisJob | TruncateJob) -> None:
+def analyze(work: Job, job: AnalysisJob) -> AnalysisOutcome:
+    """The analysis, on a `Worker`'s thread; reports (files done, files in total) for a folder."""
+    tokenizers: list[Tokenizer] = []
+    specs: dict[str, str] = {}
+    errors: list[str] = []
+    for spec in job.specs:
+        work.check()
         try:
-            if job.cancel.is_set():
-                raise AnalysisCancelled("cancelled before it started")
-            outcome = self._analyze(job) if isinstance(job, AnalysisJob) else self._truncate(job)
-            if job.cancel.is_set():
-                raise AnalysisCancelled("cancelled")
-        except AnalysisCancelled:
-            self.cancelled.emit(job.gen)
-        except Exception as e:  # every failure must end the run with a message, never silently
-            self.failed.emit(job.gen, str(e) or type(e).__name__)
-        else:
-            self.finished.emit(job.gen, outcome)
+            tok = load_tokenizer(spec)
+        except Exception as e:
+            errors.append(f"{spec}: {e}")
+            continue
+        if tok.name not in specs:  # two panes of one tokenizer count once
+            tokenizers.append(tok)
+            specs[tok.name] = spec
+    if not tokenizers:
+        raise ValueError("no tokenizer could be loaded:\n" + "\n".join(errors))
+    options = StatsOptions(limit=job.limit)
+    if job.paths:
+        analysis = analyze_paths(job.paths, tokenizers, options=options, cancel=work.abort,
+                                 progress=lambda done, total: work.report((done, total)))
+        inflation: list[InflationRow] = []
+    else:
+        analysis = analyze_text(job.text or "", tokenizers, options=options, cancel=work.abort)
+        work.check()
+        inflation = format_inflation(job.text, tokenizers) if job.text else []
+    return AnalysisOutcome(job, analysis, inflation, specs, errors)
 
-    def _analyze(self, job: AnalysisJob) -> AnalysisOutcome:
-        tokenizers: list[Tokenizer] = []
-        specs: dict[str, str] = {}
-        errors: list[str] = []
-        for spec in job.specs:
-            if job.cancel.is_set():
-                raise AnalysisCancelled("cancelled")
-            try:
-                tok = load_tokenizer(spec)
-            except Exception as e:
-                errors.append(f"{spec}: {e}")
-                continue
-            if tok.name not in specs:  # two panes of one tokenizer count once
-                tokenizers.append(tok)
-                specs[tok.name] = spec
-        if not tokenizers:
-            raise ValueError("no tokenizer could be loaded:\n" + "\n".join(errors))
-        options = StatsOptions(limit=job.limit)
-        if job.paths:
-            analysis = analyze_paths(
-                job.paths, tokenizers, options=options, cancel=job.cancel,
-                progress=lambda done, total: self.progress.emit(job.gen, done, total),
-            )
-            inflation: list[InflationRow] = []
-        else:
-            analysis = analyze_text(job.text or "", tokenizers, options=options, cancel=job.cancel)
-            if job.cancel.is_set():
-                raise AnalysisCancelled("cancelled")
-            inflation = format_inflation(job.text, tokenizers) if job.text else []
-        return AnalysisOutcome(job, analysis, inflation, specs, errors)
 
-    def _truncate(self, job: TruncateJob) -> TruncateOutcome:
-        tok = load_tokenizer(job.spec)
-        text = truncate_to_tokens(tok, job.text, job.limit)
-        return TruncateOutcome(job, tok.name, text, len(tok.encode_ids(text)))
+def truncate(work: Job, job: TruncateJob) -> TruncateOutcome:
+    tok = load_tokenizer(job.spec)
+    text = truncate_to_tokens(tok, job.text, job.limit)
+    return TruncateOutcome(job, tok.name, text, len(tok.encode_ids(text)))
 
 
 # -- the dialog -------------------------------------------------------------------------------------
@@ -167,7 +140,6 @@ class AnalysisDialog(QDialog):
     analysis_cancelled = Signal()
     truncated = Signal(str)  # the truncated text, also on the clipboard
     limit_marks = Signal(object)  # {tokenizer name: character where the limit falls} (text only)
-    _submit = Signal(object)
 
     def __init__(self, specs: list[str], text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -180,24 +152,10 @@ class AnalysisDialog(QDialog):
         self.outcome: AnalysisOutcome | None = None
         self.analysis: Analysis | None = None
         self.last_truncated: str | None = None
-        self._gen = 0
-        self._analysis_gen = -1
-        self._jobs: dict[int, AnalysisJob | TruncateJob] = {}
-        self._closed = True
+        self.run: Worker | None = None  # the analysis under way (or the last one)
+        self._truncations: list[Worker] = []
         self._build_ui()
-        self._start_thread()
         self.resize(1280, 860)
-
-    def _start_thread(self) -> None:
-        """A worker on its own thread; again after a close, if the dialog is shown once more."""
-        self._closed = False
-        self.worker = AnalysisWorker()
-        self._submit.connect(self.worker.run)
-        self.worker.progress.connect(self._on_progress)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.cancelled.connect(self._on_cancelled)
-        self._thread = start_worker_thread(self, self.worker, "tokviz-analysis", self._jobs)
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -329,48 +287,47 @@ class AnalysisDialog(QDialog):
         self._show_source()
         self.start()
 
-    def start(self) -> int:
-        """Run the analysis (cancelling one under way); returns its generation."""
-        if self._closed:
-            self._start_thread()
+    def start(self) -> Worker:
+        """Run the analysis (cancelling one under way); returns its worker."""
         self._cancel_analysis()
-        gen = self._next_gen()
         limit = self.limit_box.value() or None
         paths = (self.folder,) if self.folder else ()
-        job = AnalysisJob(gen, tuple(self.specs), limit, None if paths else self.text, paths)
-        self._analysis_gen = gen
-        self._jobs[gen] = job
+        job = AnalysisJob(tuple(self.specs), limit, None if paths else self.text, paths)
+        self.run = Worker(partial(analyze, job=job), owner=self, name="tokviz-analysis")
+        self.run.yielded.connect(self._on_progress)
+        self.run.returned.connect(self._on_finished)
+        self.run.errored.connect(self._on_failed)
+        self.run.aborted.connect(self._on_cancelled)
         self.progress.setRange(0, 0)  # busy until the first file is done
         self._set_busy(True)
         self.status.setText("Loading tokenizers and counting…")
-        self._submit.emit(job)
-        return gen
+        self.run.start()
+        return self.run
 
     def cancel(self) -> None:
         self._cancel_analysis()
 
     def _cancel_analysis(self) -> None:
-        job = self._jobs.get(self._analysis_gen)
-        if job is not None:
-            job.cancel.set()
+        if self.run is not None:
+            self.run.abort()
 
-    def truncate(self) -> int | None:
+    def truncate(self) -> Worker | None:
         """Cut the text to N tokens of the chosen tokenizer in the worker; `truncated` brings it."""
         limit = self.limit_box.value()
         spec = self.truncate_box.currentData()
         if self.folder or not limit or spec is None:
             self.status.setText("Set a context budget N and analyse a text to truncate it.")
             return None
-        if self._closed:
-            self._start_thread()
-        gen = self._next_gen()
-        self._jobs[gen] = job = TruncateJob(gen, spec, self.text, limit)
-        self._submit.emit(job)
-        return gen
+        worker = Worker(partial(truncate, job=TruncateJob(spec, self.text, limit)), owner=self,
+                        name="tokviz-truncate")
+        worker.returned.connect(self._on_truncated)
+        worker.errored.connect(self._on_truncate_failed)
+        worker.finished.connect(self._forget_truncations)
+        self._truncations.append(worker)
+        return worker.start()
 
-    def _next_gen(self) -> int:
-        self._gen += 1
-        return self._gen
+    def _forget_truncations(self) -> None:
+        self._truncations = [w for w in self._truncations if w.is_running]
 
     def _set_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
@@ -387,26 +344,24 @@ class AnalysisDialog(QDialog):
         self.truncate_button.setEnabled(not self.folder)
 
     # -- results ---------------------------------------------------------------------------
-    @Slot(int, int, int)
-    def _on_progress(self, gen: int, done: int, total: int) -> None:
-        if gen == self._analysis_gen:
-            self.progress.setRange(0, max(total, 1))
-            self.progress.setValue(done)
+    def _on_progress(self, files: tuple[int, int]) -> None:
+        done, total = files
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
 
-    @Slot(int, object)
-    def _on_finished(self, gen: int, outcome: AnalysisOutcome | TruncateOutcome) -> None:
-        self._jobs.pop(gen, None)
-        if isinstance(outcome, TruncateOutcome):
-            self.last_truncated = outcome.text
-            QGuiApplication.clipboard().setText(outcome.text)
-            self.status.setText(
-                f"Copied the first {len(outcome.text):,} of {len(self.text):,} characters "
-                f"({outcome.tokens:,} tokens in {outcome.name}, limit {outcome.job.limit:,})."
-            )
-            self.truncated.emit(outcome.text)
-            return
-        if gen != self._analysis_gen:
-            return
+    def _on_truncated(self, outcome: TruncateOutcome) -> None:
+        self.last_truncated = outcome.text
+        QGuiApplication.clipboard().setText(outcome.text)
+        self.status.setText(
+            f"Copied the first {len(outcome.text):,} of {len(self.text):,} characters "
+            f"({outcome.tokens:,} tokens in {outcome.name}, limit {outcome.job.limit:,})."
+        )
+        self.truncated.emit(outcome.text)
+
+    def _on_truncate_failed(self, error: Exception) -> None:
+        self._show_error(message_of(error))
+
+    def _on_finished(self, outcome: AnalysisOutcome) -> None:
         self._set_busy(False)
         self.outcome = outcome
         self._fill_choices(outcome)
@@ -423,22 +378,19 @@ class AnalysisDialog(QDialog):
             self.limit_marks.emit({r.name: r.budget.fit_chars for r in a.results if r.budget})
         self.analysis_finished.emit(self.analysis)
 
-    @Slot(int, str)
-    def _on_failed(self, gen: int, message: str) -> None:
-        job = self._jobs.pop(gen, None)
-        if gen == self._analysis_gen:
-            self._set_busy(False)
-            self.analysis_failed.emit(message)
-        if gen == self._analysis_gen or isinstance(job, TruncateJob):
-            self.status.setText(f"<span style='color:#c62828'>{message}</span>")
+    def _on_failed(self, error: Exception) -> None:
+        message = message_of(error)
+        self._set_busy(False)
+        self.analysis_failed.emit(message)
+        self._show_error(message)
 
-    @Slot(int)
-    def _on_cancelled(self, gen: int) -> None:
-        self._jobs.pop(gen, None)
-        if gen == self._analysis_gen:
-            self._set_busy(False)
-            self.status.setText("Cancelled.")
-            self.analysis_cancelled.emit()
+    def _show_error(self, message: str) -> None:
+        self.status.setText(f"<span style='color:#c62828'>{message}</span>")
+
+    def _on_cancelled(self) -> None:
+        self._set_busy(False)
+        self.status.setText("Cancelled.")
+        self.analysis_cancelled.emit()
 
     def _fill_choices(self, outcome: AnalysisOutcome) -> None:
         names = [r.name for r in outcome.analysis.results]
@@ -627,16 +579,11 @@ class AnalysisDialog(QDialog):
 
     # -- closing ---------------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Cancel every job, stop the thread and wait for it (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        for job in self._jobs.values():
-            job.cancel.set()
+        """Stop every run and wait for it (idempotent)."""
+        for worker in [self.run, *self._truncations]:
+            if worker is not None:
+                worker.stop()
         self._set_busy(False)
-        self._submit.disconnect(self.worker.run)
-        stopper(self._thread, self._jobs)()
-        self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.shutdown()

@@ -3,8 +3,8 @@
 `open_extend_dialog(parent, base_spec)` shows an `ExtendDialog`. The user picks a byte-level BPE
 base (a catalog `tiktoken` entry or a `.tiktoken` file), words (typed, `word<TAB>frequency` or
 `word frequency` per line, or a word list file) and an optional start id; "Learn merges" runs
-`tokviz.training.extend.learn_extension` in an `ExtendWorker` on its own QThread (one terminal
-signal per run: `finished`, `failed` or `cancelled`) and lists every merge and warning. "Save"
+`tokviz.training.extend.learn_extension` on a `Worker` (`dialog.run`: one terminal signal per run,
+`returned`, `errored` or `aborted`) and lists every merge and warning. "Save"
 writes the extra `.tiktoken` and its sidecar with `save_extension` and emits
 `extension_saved(path)`: `catalog.load(path)` then gives the extended tokenizer, so the main window
 can add `path` as a pane spec. Bad input is a message in the dialog and nothing is written.
@@ -12,11 +12,11 @@ can add `path` as a pane spec. Bad input is a message in the dialog and nothing 
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView, QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout,
@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 
 from tokviz.core import catalog
 from tokviz.core.tokens import hex_bytes
-from tokviz.gui.work.background import load_tokenizer, start_worker_thread, stopper
+from tokviz.gui.tools.tokenizers import load_tokenizer
+from tokviz.gui.work.worker import Job, Worker, message_of
 from tokviz.gui.widgets.theme import icon
 from tokviz.training.extend import (
     Extension, learn_extension, read_word_list, save_extension,
@@ -56,12 +57,10 @@ def show_bytes(data: bytes) -> str:
 
 @dataclass(frozen=True)
 class LearnJob:
-    gen: int
     base: str  # a catalog name or a .tiktoken path
     typed: str | None  # typed words, or None to read `word_file`
     word_file: str | None
     start_id: int | None
-    cancel: threading.Event = field(default_factory=threading.Event, compare=False)
 
 
 @dataclass
@@ -75,37 +74,18 @@ class LearnOutcome:
     extension: Extension
 
 
-class ExtendWorker(QObject):
-    finished = Signal(int, object)  # gen, LearnOutcome
-    failed = Signal(int, str)
-    cancelled = Signal(int)
-
-    @Slot(object)
-    def run(self, job: LearnJob) -> None:
-        try:
-            outcome = self._learn(job)
-        except Exception as e:  # ExtensionError, TokenizerError, OSError: a message, never a crash
-            if job.cancel.is_set():
-                self.cancelled.emit(job.gen)
-            else:
-                self.failed.emit(job.gen, str(e) or type(e).__name__)
-            return
-        if job.cancel.is_set():
-            self.cancelled.emit(job.gen)
-        else:
-            self.finished.emit(job.gen, outcome)
-
-    def _learn(self, job: LearnJob) -> LearnOutcome:
-        words = parse_words(job.typed) if job.typed is not None else read_word_list(job.word_file or "")
-        base = load_tokenizer(job.base)
-        extension = learn_extension(base, words, start_id=job.start_id)
-        entry = catalog.find(job.base)
-        if entry is not None:
-            spec, sha, path = entry.name, entry.sha256, entry.path
-        else:
-            path = Path(job.base).expanduser().resolve()
-            spec, sha = str(path), catalog.file_sha256(path)
-        return LearnOutcome(job, base.name, spec, sha, path, len(words), extension)
+def learn(work: Job, job: LearnJob) -> LearnOutcome:
+    """Learn the extension, on a `Worker`'s thread (ExtensionError, TokenizerError, OSError end it as `errored`)."""
+    words = parse_words(job.typed) if job.typed is not None else read_word_list(job.word_file or "")
+    base = load_tokenizer(job.base)
+    extension = learn_extension(base, words, start_id=job.start_id)
+    entry = catalog.find(job.base)
+    if entry is not None:
+        spec, sha, path = entry.name, entry.sha256, entry.path
+    else:
+        path = Path(job.base).expanduser().resolve()
+        spec, sha = str(path), catalog.file_sha256(path)
+    return LearnOutcome(job, base.name, spec, sha, path, len(words), extension)
 
 
 # -- the dialog ----------------------------------------------------------------------------------
@@ -117,7 +97,6 @@ class ExtendDialog(QDialog):
     extension_saved = Signal(str)  # the saved extra .tiktoken: a pane spec for `catalog.load`
     learned = Signal(object)  # Extension
     learn_failed = Signal(str)
-    _submit = Signal(object)
 
     def __init__(self, base_spec: str | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -125,22 +104,9 @@ class ExtendDialog(QDialog):
         self.setWindowIcon(icon("tokviz"))
         self.outcome: LearnOutcome | None = None
         self.saved_path: Path | None = None
-        self._gen = 0
-        self._jobs: dict[int, LearnJob] = {}
-        self._closed = True
+        self.run: Worker | None = None  # the learning run under way (or the last one)
         self._build_ui(base_spec)
-        self._start_thread()
         self.resize(980, 720)
-
-    def _start_thread(self) -> None:
-        """A worker on its own thread; again after a close, if the dialog is shown once more."""
-        self._closed = False
-        self.worker = ExtendWorker()
-        self._submit.connect(self.worker.run)
-        self.worker.finished.connect(self._on_finished)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.cancelled.connect(self._on_cancelled)
-        self._thread = start_worker_thread(self, self.worker, "tokviz-extend", self._jobs)
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self, base_spec: str | None) -> None:
@@ -277,7 +243,7 @@ class ExtendDialog(QDialog):
             self.save_button.setEnabled(False)
             self.summary.setText(self.summary.text() + " — inputs changed: learn again to save")
 
-    def learn(self) -> int | None:
+    def learn(self) -> Worker | None:
         """Start learning in the worker; `learned` or `learn_failed` tells the end."""
         start_text = self.start_edit.text().strip()
         try:
@@ -294,25 +260,20 @@ class ExtendDialog(QDialog):
         if typed is None and word_file is None:
             self._error("choose a word list file")
             return None
-        if self._closed:
-            self._start_thread()
-        for job in self._jobs.values():
-            job.cancel.set()
-        self._gen += 1
-        job = LearnJob(self._gen, base, typed, word_file, start_id)
-        self._jobs[job.gen] = job
+        if self.run is not None:
+            self.run.abort()
+        job = LearnJob(base, typed, word_file, start_id)
+        self.run = Worker(partial(learn, job=job), owner=self, name="tokviz-extend")
+        self.run.returned.connect(self._on_finished)
+        self.run.errored.connect(self._on_failed)
+        self.run.aborted.connect(self._on_cancelled)
         self.outcome = None
         self.save_button.setEnabled(False)
         self.learn_button.setEnabled(False)
         self.message.setText(f"Learning merges on {base}…")
-        self._submit.emit(job)
-        return job.gen
+        return self.run.start()
 
-    @Slot(int, object)
-    def _on_finished(self, gen: int, outcome: LearnOutcome) -> None:
-        self._jobs.pop(gen, None)
-        if gen != self._gen:
-            return
+    def _on_finished(self, outcome: LearnOutcome) -> None:
         self.learn_button.setEnabled(True)
         self.outcome = outcome
         ext = outcome.extension
@@ -326,22 +287,16 @@ class ExtendDialog(QDialog):
         self.message.setText("" if ext.merges else "No new merges to learn (every word was skipped): nothing to save.")
         self.learned.emit(ext)
 
-    @Slot(int, str)
-    def _on_failed(self, gen: int, message: str) -> None:
-        self._jobs.pop(gen, None)
-        if gen != self._gen:
-            return
+    def _on_failed(self, error: Exception) -> None:
+        message = message_of(error)
         self.learn_button.setEnabled(True)
         self._fill(Extension())
         self.summary.clear()
         self._error(message)
         self.learn_failed.emit(message)
 
-    @Slot(int)
-    def _on_cancelled(self, gen: int) -> None:
-        self._jobs.pop(gen, None)
-        if gen == self._gen:
-            self.learn_button.setEnabled(True)
+    def _on_cancelled(self) -> None:
+        self.learn_button.setEnabled(True)
 
     def _fill(self, ext: Extension) -> None:
         t = self.merges_table
@@ -398,16 +353,10 @@ class ExtendDialog(QDialog):
 
     # -- closing ---------------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Cancel the run under way, stop the thread and wait for it (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        for job in self._jobs.values():
-            job.cancel.set()
+        """Abort the run under way and wait for it (idempotent)."""
+        if self.run is not None:
+            self.run.stop()
         self.learn_button.setEnabled(True)
-        self._submit.disconnect(self.worker.run)
-        stopper(self._thread, self._jobs)()
-        self._jobs = {}
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.shutdown()

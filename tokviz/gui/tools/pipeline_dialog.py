@@ -29,7 +29,7 @@ from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.tools.replay_dialog import Chip, ChipFlow, scrolled
 from tokviz.gui.widgets.theme import token_colors
-from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.work.worker import Worker, message_of
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 
 MAX_CHARS = 20_000  # a longer text is cut, with a message
@@ -128,7 +128,7 @@ class PipelineDialog(QDialog):
         self.stages: list[Stage] = []
         self.boxes: list[StageBox] = []
         self.message = ""
-        self._calls: list[BackgroundCall] = []
+        self._calls: list[Worker] = []
         self.setWindowTitle(f"Pipeline — {spec}")
         self._build_ui(chatglm)
         self.resize(900, 760)
@@ -178,12 +178,12 @@ class PipelineDialog(QDialog):
     def refresh(self) -> None:
         """Recompute the stages for the current options (on a worker thread)."""
         for call in self._calls:
-            call.cancel()
-        self._calls = [c for c in self._calls if c.is_running()]
+            call.abort()
+        self._calls = [c for c in self._calls if c.is_running]
         spec, base, text, policy = self.spec, self.tokenizer, self.text, self.policy
         chatglm, add_bos = self.chatglm_box.isChecked(), self.bos_box.isChecked()
 
-        def work() -> tuple[Tokenizer, list[Stage] | str]:
+        def work(job: object) -> tuple[Tokenizer, list[Stage] | str]:
             tok = base if base is not None else catalog.load(spec)
             try:
                 profile = is_sentencepiece(tok) and chatglm  # asked here first, so _show's ask is cheap
@@ -191,11 +191,14 @@ class PipelineDialog(QDialog):
             except Exception as e:  # noqa: BLE001 (the tokenizer is loaded: keep it, say what went wrong)
                 return tok, str(e) or type(e).__name__
 
-        call = BackgroundCall(work)
-        call.finished.connect(self._show)
-        call.failed.connect(self._on_failed)
+        call = Worker(work, owner=self, name="tokviz-pipeline")
+        call.returned.connect(self._show)
+        call.errored.connect(self._on_error)
         self._calls.append(call)
         call.start()
+
+    def _on_error(self, error: Exception) -> None:
+        self._on_failed(message_of(error))
 
     def _on_failed(self, message: str) -> None:
         self._show_message(f"Cannot show the pipeline of {self.spec}: {message}")
@@ -244,7 +247,7 @@ class PipelineDialog(QDialog):
     # -- closing ----------------------------------------------------------------------------------
     def shutdown(self) -> None:
         for call in self._calls:
-            call.shutdown()
+            call.stop()
 
     def done(self, result: int) -> None:
         self.shutdown()

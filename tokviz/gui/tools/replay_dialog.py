@@ -38,7 +38,7 @@ from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 from tokviz.gui.widgets.theme import token_colors
-from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.work.worker import Worker, message_of
 from tokviz.gui.widgets.labels import busy_page, plain_text_labels
 
 MAX_CHARS = 5_000  # a longer selection is cut, with a message
@@ -366,9 +366,10 @@ class ReplayDialog(QDialog):
             outcome = self._safe_compute(tokenizer)
             QTimer.singleShot(0, self, lambda: self._show(outcome))  # after the caller connects `ready`
         else:
-            self._call = BackgroundCall(lambda: _compute(spec, tokenizer, self.text, self.policy))
-            self._call.finished.connect(self._show)
-            self._call.failed.connect(self._on_failed)
+            self._call = Worker(lambda job: _compute(spec, tokenizer, self.text, self.policy), owner=self,
+                                name="tokviz-replay")
+            self._call.returned.connect(self._show)
+            self._call.errored.connect(self._on_error)
             self._call.start()
 
     def _safe_compute(self, tokenizer: Tokenizer) -> _Outcome | str:
@@ -450,6 +451,9 @@ class ReplayDialog(QDialog):
         return page
 
     # -- results ----------------------------------------------------------------------------------
+    def _on_error(self, error: Exception) -> None:
+        self._on_failed(message_of(error))
+
     def _on_failed(self, message: str) -> None:
         self._show(f"Cannot replay in {self.spec}: {message}")
 
@@ -549,7 +553,7 @@ class ReplayDialog(QDialog):
     # -- closing ----------------------------------------------------------------------------------
     def shutdown(self) -> None:
         if self._call is not None:
-            self._call.shutdown()
+            self._call.stop()
 
     def done(self, result: int) -> None:
         self.shutdown()

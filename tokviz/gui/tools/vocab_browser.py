@@ -7,10 +7,6 @@ item per row. The details area shows the selected token, the two tokens it is me
 (byte-level BPE vocabularies) as buttons, and where it occurs in the window's current text;
 clicking an occurrence emits `jump_to(start, end)` (character offsets) for the window to highlight.
 
-`BackgroundCall` (one function on its own QThread, exactly one terminal signal) lives here and is
-shared by the merge replay and the pipeline view: the brief for this work allows new files only,
-and this is the first of them.
-
 This module does not tokenize in the GUI thread and does not edit vocabularies.
 """
 
@@ -36,7 +32,7 @@ from tokviz.analysis.vocabulary import (
 from tokviz.core import catalog
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.gui.work.background import BackgroundCall
+from tokviz.gui.work.worker import Worker, message_of
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 
@@ -228,9 +224,10 @@ class VocabBrowser(QWidget):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.apply_filter)
         self._build_ui()
-        self._call = BackgroundCall(lambda: _load_table(spec, tokenizer, text, tokens))
-        self._call.finished.connect(self._on_loaded)
-        self._call.failed.connect(self._on_failed)
+        self._call = Worker(lambda job: _load_table(spec, tokenizer, text, tokens), owner=self,
+                            name="tokviz-vocabulary")
+        self._call.returned.connect(self._on_loaded)
+        self._call.errored.connect(self._on_error)
         self._call.start()
 
     # -- UI ---------------------------------------------------------------------------------------
@@ -365,6 +362,9 @@ class VocabBrowser(QWidget):
         self._update_count()
         self.loaded.emit()
 
+    def _on_error(self, error: Exception) -> None:
+        self._on_failed(message_of(error))
+
     def _on_failed(self, message: str) -> None:
         self.error = message
         self.error_label.setText(f"Cannot show the vocabulary of {self.spec}: {message}")
@@ -380,7 +380,7 @@ class VocabBrowser(QWidget):
 
     def shutdown(self) -> None:
         self._debounce.stop()
-        self._call.shutdown()
+        self._call.stop()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()
@@ -589,5 +589,5 @@ def open_vocab_browser(parent: QWidget | None, spec: str, text: str = "",
 
 
 __all__ = [
-    "BackgroundCall", "ContentDialog", "VocabBrowser", "VocabTableModel", "open_vocab_browser",
+    "ContentDialog", "VocabBrowser", "VocabTableModel", "open_vocab_browser",
 ]
