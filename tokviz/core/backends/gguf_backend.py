@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import unicodedata
 from pathlib import Path
 from typing import Sequence
@@ -83,6 +84,9 @@ class GGUFTokenizer(Tokenizer):
         if self.algorithm == "bpe":
             self._setup_bpe(meta)
         self._word_cache: dict[str, list[tuple[int, int, int]]] = {}
+        if self.algorithm == "spm":
+            glue = {t[k - 1] for t in self._texts for k in range(1, len(t)) if t[k] == _SPACE != t[k - 1]}
+            self._spm_cut = re.compile(f"(?<=[^{re.escape(_SPACE + ''.join(sorted(glue)))}]){_SPACE}")
 
     # -- loading ----------------------------------------------------------------------------------
 
@@ -378,16 +382,37 @@ class GGUFTokenizer(Tokenizer):
     # -- SPM ------------------------------------------------------------------------------------------
 
     def _spm_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+        """llama.cpp merges a whole fragment at once; it is cut here into pieces no vocabulary
+        piece can span (before a `▁` that follows a character no piece has before a `▁`), which
+        gives the same merges, and each distinct piece is merged once."""
         prefix = self.add_space_prefix and self._prev_special_or_start(text, a)
-        body = text[a:b].replace(" ", _SPACE)
-        chars = ([_SPACE] if prefix else []) + list(body)
-        # the original characters each symbol spans (the `▁` prefix spans none)
-        starts = ([a] if prefix else []) + list(range(a, b))
-        ends = ([a] if prefix else []) + list(range(a + 1, b + 1))
-        n = len(chars)
-        if n == 0:
-            return []
-        texts = chars[:]
+        processed = (_SPACE if prefix else "") + text[a:b].replace(" ", _SPACE)
+        shift = a - 1 if prefix else a  # processed index k is original character shift + k
+        out: list[tuple[int, int, int]] = []
+        cache = self._word_cache
+        pos = 0
+        cuts = [m.start() for m in self._spm_cut.finditer(processed)] + [len(processed)]
+        for cut in cuts:
+            if cut <= pos:
+                continue
+            piece = processed[pos:cut]
+            done = cache.get(piece)
+            if done is None:
+                done = cache[piece] = self._spm_piece(piece)
+                if len(cache) > 200_000:
+                    cache.clear()
+            for token, s, e in done:
+                s, e = pos + s + shift, pos + e + shift
+                out.append((token, max(s, a), max(e, a)))  # the `▁` prefix spans no character
+            pos = cut
+        return out
+
+    def _spm_piece(self, piece: str) -> list[tuple[int, int, int]]:
+        """llama.cpp's SPM session on one piece: (id, start, end) in the piece's characters."""
+        texts = list(piece)
+        n = len(texts)
+        starts = list(range(n))
+        ends = list(range(1, n + 1))
         nxt = list(range(1, n + 1))
         nxt[-1] = -1
         prv = list(range(-1, n - 1))
@@ -450,9 +475,24 @@ class GGUFTokenizer(Tokenizer):
     # -- WPM ------------------------------------------------------------------------------------------
 
     def _wpm_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+        """Whitespace always ends a word, so each run between whitespace is cut once and cached."""
+        out: list[tuple[int, int, int]] = []
+        cache = self._word_cache
+        for m in _NOT_SPACE.finditer(text, a, b):
+            chunk = m.group()
+            done = cache.get(chunk)
+            if done is None:
+                done = cache[chunk] = self._wpm_chunk(chunk)
+                if len(cache) > 200_000:
+                    cache.clear()
+            base = m.start()
+            out.extend((token, base + s, base + e) for token, s, e in done)
+        return out
+
+    def _wpm_chunk(self, chunk: str) -> list[tuple[int, int, int]]:
         out: list[tuple[int, int, int]] = []
         to_id = self._to_id
-        for word, ws, we in self._wpm_words(text, a, b):
+        for word, ws, we in self._wpm_words(chunk, 0, len(chunk)):
             word1 = (_SPACE + word).encode("utf-8")
             n = len(word1)
             start_len = len(out)
@@ -515,6 +555,9 @@ _WHITESPACE = frozenset(
     [0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029,
      0x202F, 0x205F, 0x3000]
 )
+
+
+_NOT_SPACE = re.compile("[^" + "".join(re.escape(chr(c)) for c in sorted(_WHITESPACE)) + "]+")
 
 
 def _tolower(c: str) -> str:

@@ -560,12 +560,11 @@ class PreTokenizer:
     def split(self, text: str) -> list[tuple[int, int]]:
         """`(start, end)` character spans of the words, covering `text` in order."""
         spans = [(0, len(text))] if text else []
-        collapsed: str | None = None
+        subjects = {"custom": text}
         for kind, pattern in self._steps:
-            if kind == "collapsed" and collapsed is None:
-                collapsed = text.translate(_CollapseTable())
-            subject = collapsed if kind == "collapsed" else _wide(text) if kind == "wide" else text
-            spans = _cut(subject, pattern, spans)
+            if kind not in subjects:
+                subjects[kind] = text.translate(_COLLAPSE if kind == "collapsed" else _WIDE)
+            spans = _cut(subjects[kind], pattern, spans)
         return spans
 
 
@@ -658,5 +657,6 @@ class _CollapseTable(dict):
         return value
 
 
-def _wide(text: str) -> str:
-    return "".join("\x0b" if ord(c) > 0x7F and ord(c) in WHITESPACE else c for c in text)
+_COLLAPSE = _CollapseTable()
+#: std::wregex's input: non-ASCII whitespace as a vertical tab
+_WIDE = {cp: "\x0b" for cp in WHITESPACE if cp > 0x7F}
