@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from tests.gui.conftest import wait_ready
 from tokviz.gui.app import build_window
-from tokviz.gui.compare.fetch_bar import FetchBar, FetchWorker
+from tokviz.gui.compare.fetch_bar import FetchBar, fetch_entries
+from tokviz.gui.work.worker import Worker
 
 
 def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(qtbot, settings, monkeypatch, tmp_path: Path) -> None:
@@ -34,10 +36,11 @@ def test_fetch_of_provisioned_entries_ends_in_finished_and_adds_panes(qtbot, mak
 
 
 def test_cancelled_fetch_ends_in_cancelled(qtbot) -> None:
-    worker = FetchWorker()
-    worker.cancel()
-    with qtbot.waitSignal(worker.cancelled, timeout=5000), qtbot.assertNotEmitted(worker.finished):
-        worker.run(["cl100k_base"])
+    worker = Worker(partial(fetch_entries, names=["cl100k_base"]))
+    worker.abort()
+    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=5000), \
+            qtbot.assertNotEmitted(worker.returned):
+        worker.start()
 
 
 def test_fetch_bar_stops_cleanly(qtbot) -> None:
