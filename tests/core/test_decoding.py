@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 
 from tokviz.core import catalog  # noqa: E402
 
-NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available and entry.format != "gguf"]  # the provisioned ones; GGUF joins with its backend
+NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones
 ANY_CHAR = st.characters(exclude_categories=[])  # every code point, lone surrogates included
 
 

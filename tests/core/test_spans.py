@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokviz.core import catalog
 from tokviz.core.tokens import Token, sanitize
 
-NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available and entry.format != "gguf"]  # the provisioned ones; GGUF joins with its backend
+NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones
 
 ANY_CHAR = st.characters(exclude_categories=[])  # every code point, lone surrogates included
 SPACES = st.sampled_from([" ", "  ", "\n", " \n ", "\t", "\u3000", "\r\n"])
