@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--non-utf8", choices=["skip", "replace"], default="skip", help="non-UTF-8 files: skip (default) or decode with U+FFFD")
     p.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, added after the merges")
     p.add_argument("--min-frequency", type=int, default=2, metavar="F", help="stop when no pair occurs F times (default 2)")
-    p.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes for counting (default: all cores)")
+    p.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes for counting (default: all cores; none, counting in-process, on 2 cores or fewer)")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")

@@ -26,9 +26,10 @@ import os
 import queue
 import signal
 import threading
+from array import array
 from collections import Counter, deque
-from itertools import compress
 from dataclasses import dataclass
+from itertools import compress
 from multiprocessing.connection import Connection, wait
 from typing import Sequence
 
@@ -191,7 +192,8 @@ def _partition(segments: Counter[str], n: int) -> list[tuple[bytes, bytes]]:
     out = []
     for i in range(n):
         mine = list(compress(keys, map(i.__eq__, map(n.__rmod__, lengths))))
-        out.append(compact(dict(zip(mine, map(segments.__getitem__, mine)))))
+        out.append(("\0".join(mine).encode("utf-8"), array("q", map(segments.__getitem__, mine)).tobytes()))
+        del mine
     return out
 
 
