@@ -143,7 +143,7 @@ def test_add_remove_and_reorder_panes(qtbot, make_window) -> None:
     assert window.pane_splitter.widget(0) is added
     window.remove_pane(added)
     assert [p.spec for p in window.panes] == ["cl100k_base"]
-    assert window.pane_splitter.count() == 1 and added._thread is None
+    assert window.pane_splitter.count() == 1 and not added.running
 
 
 def test_editor_selection_highlights_covering_tokens_in_every_pane(make_window) -> None:

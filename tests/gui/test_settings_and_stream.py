@@ -16,7 +16,7 @@ def test_settings_restore_panes_text_and_options(qtbot, settings) -> None:
     first.resize(700, 500)  # inside the offscreen screen (800x600)
     wait_ready(qtbot, first)
     first.close()  # saves the settings and stops the pane threads
-    assert all(p._thread is None for p in first.panes)
+    assert not any(p.running for p in first.panes)
 
     second = build_window(settings=settings)
     qtbot.addWidget(second)

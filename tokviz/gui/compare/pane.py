@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QThread, Qt, Signal
+from functools import partial
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget,
 )
@@ -15,7 +17,10 @@ from tokviz.gui.compare.cells import ViewOptions
 from tokviz.gui.compare.stats_chart import PaneStats
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.compare.token_view import TokenView
-from tokviz.gui.compare.pane_worker import PaneResult, PaneWorker, TokenizeRequest
+from tokviz.gui.compare.pane_worker import (
+    Loaded, PaneCancelled, PaneFailed, PaneResult, Streamed, TokenizeRequest, pane_inbox, serve_pane,
+)
+from tokviz.gui.work.worker import Worker, message_of
 
 POLICIES = ("none", "all", "raise")
 MAX_OCCURRENCES_SHOWN = 8
@@ -36,9 +41,6 @@ class TokenPane(QFrame):
 
     stream_ready = Signal(object, object, object, object)  # self, ids, naive, buffered
 
-    _load = Signal(str)
-    _request = Signal(object)
-    _stream_request = Signal(object)
 
     def __init__(self, spec: str, *, options: ViewOptions, fonts: Fonts | None = None,
                  policy: str = "none", parent: QWidget | None = None) -> None:
@@ -116,41 +118,30 @@ class TokenPane(QFrame):
 
     # -- worker ----------------------------------------------------------------------------
     def _start_worker(self) -> None:
-        self._thread = QThread()
-        self._thread.setObjectName(f"tokviz-pane-{self.spec}")
-        self._worker = PaneWorker()
-        self._worker.moveToThread(self._thread)
-        self._load.connect(self._worker.load)
-        self._request.connect(self._worker.run)
-        self._stream_request.connect(self._worker.stream)
-        # bound methods of this pane, never lambdas: a lambda has no thread of its own, so PySide
-        # would run it on the worker's thread
-        self._worker.streamed.connect(self._on_streamed)
-        self._worker.loaded.connect(self._on_loaded)
-        self._worker.load_failed.connect(self._on_load_failed)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.cancelled.connect(self._on_cancelled)
-        self._thread.start()
-        self._load.emit(self.spec)
+        self._inbox = pane_inbox()
+        self._worker: Worker | None = Worker(partial(serve_pane, spec=self.spec, inbox=self._inbox),
+                                             owner=self, name=f"tokviz-pane-{self.spec}")
+        self._worker.yielded.connect(self._on_event)
+        self._worker.errored.connect(self._on_load_failed)
+        self._worker.start()
+
+    @property
+    def running(self) -> bool:
+        """The pane's worker (and its tokenizer process) is alive."""
+        return self._worker is not None and self._worker.is_running
 
     def shutdown(self) -> None:
-        """Cancel, stop the thread and wait for it (a running QThread must never be collected),
-        then end the tokenizer process."""
-        if self._thread is None:
-            return
-        self._worker.cancel()
-        self._thread.quit()
-        self._thread.wait()
-        self._worker.stop_process()
-        self._thread = None  # type: ignore[assignment]
+        """Stop the worker and wait for it; its tokenizer process ends with it."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
 
     def request_stream(self) -> bool:
         """Ask the tokenizer process for the naive and buffered decode of this pane's tokens;
         `stream_ready` follows. False when there is nothing to stream."""
-        if self.result is None or self._thread is None:
+        if self.result is None or self._worker is None:
             return False
-        self._stream_request.emit(self.result.ids[:MAX_STREAM_TOKENS].tolist())
+        self._inbox.put("stream", self.result.ids[:MAX_STREAM_TOKENS].tolist())
         return True
 
     # -- requests --------------------------------------------------------------------------
@@ -178,15 +169,27 @@ class TokenPane(QFrame):
             self._submit()
 
     def _submit(self) -> None:
-        if self._text is None or self.tokenizer is None or self._thread is None:
+        if self._text is None or self.tokenizer is None or self._worker is None:
             return
         self._gen += 1
-        self._worker.supersede(self._gen)
         self.busy = True
         self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
-        self._request.emit(TokenizeRequest(self._gen, self._text, self.policy, self.options, self.view.fonts))
+        self._inbox.put("encode", TokenizeRequest(self._gen, self._text, self.policy, self.options, self.view.fonts))
 
     # -- results ---------------------------------------------------------------------------
+    def _on_event(self, event: object) -> None:
+        """What the pane's worker yielded: the tokenizer loaded, or what a request came to."""
+        if isinstance(event, Loaded):
+            self._on_loaded(event.info)
+        elif isinstance(event, PaneResult):
+            self._on_finished(event)
+        elif isinstance(event, PaneFailed):
+            self._on_failed(event.gen, event.message)
+        elif isinstance(event, PaneCancelled):
+            self._on_cancelled(event.gen)
+        elif isinstance(event, Streamed):
+            self.stream_ready.emit(self, event.ids, event.naive, event.buffered)
+
     def _on_loaded(self, tokenizer: TokenizerInfo) -> None:
         self.tokenizer = tokenizer
         self.title.setText(tokenizer.name)
@@ -197,11 +200,8 @@ class TokenPane(QFrame):
         self._submit()
         self.updated.emit(self)
 
-    def _on_streamed(self, ids: object, naive: object, buffered: object) -> None:
-        self.stream_ready.emit(self, ids, naive, buffered)
-
-    def _on_load_failed(self, message: str) -> None:
-        self._show_error(message)
+    def _on_load_failed(self, error: Exception) -> None:
+        self._show_error(message_of(error))
         self.subtitle.setText("not loaded")
         self.updated.emit(self)
 

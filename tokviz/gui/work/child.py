@@ -41,6 +41,10 @@ class ChildProcess:
         self.conn: Any = None
 
     def __enter__(self) -> ChildProcess:
+        return self.start()
+
+    def start(self) -> ChildProcess:
+        """Spawn the child (`with` does it too); stop() ends it."""
         ctx = multiprocessing.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
         self.process = ctx.Process(target=self._target, args=(child_conn, *self._args),
