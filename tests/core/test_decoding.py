@@ -1,5 +1,9 @@
 """Partial decodes, as the Qwen seed shows them on the real Qwen vocabulary."""
 
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from tokviz.core import catalog
 from tokviz.core.decoding import buffered_stream, decode_buffered, decode_naive, naive_stream
 
 
@@ -28,12 +32,7 @@ def test_buffered_stream_flushes_an_incomplete_tail(vocab):
 
 # -- the buffered stream ends equal to the library's own decode ------------------------------
 
-import pytest  # noqa: E402
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
-
-from tokviz.core import catalog  # noqa: E402
-
-NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones
+NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones (the gguf test vocabularies join when fetched)
 ANY_CHAR = st.characters(exclude_categories=[])  # every code point, lone surrogates included
 
 
