@@ -53,6 +53,18 @@ def test_train_writes_files_and_summary(corpus_dir: Path, tmp_path: Path, run):
     assert tok.encoding.decode(tok.encoding.encode_ordinary(TRAINING[1])) == TRAINING[1]
 
 
+def test_hf_json_with_a_pattern_tokenizers_would_read_differently_is_refused_before_training(
+    corpus_dir: Path, tmp_path: Path, run
+):
+    out = tmp_path / "mine"
+    code, err = run([str(corpus_dir), "-o", str(out), "--vocab-size", "600", "--pattern", r"(?m)^\w+|\s",
+                     "--hf-json", "--jobs", "1"])
+    assert code == 1 and "Traceback" not in err
+    assert "flag 'm'" in err and "save without --hf-json" in err
+    assert "counting" not in err  # said before the corpus was read
+    assert list(tmp_path.iterdir()) == [corpus_dir]
+
+
 def test_stopping_early_is_reported(tmp_path: Path, run):
     (tmp_path / "a.txt").write_text("abab")
     code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000"])

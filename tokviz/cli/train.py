@@ -75,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
     folder = vocabfile.output_paths(args.output)[0].parent
     if not folder.is_dir():  # say so before a long training run, not after it
         raise CliError(f"cannot save to {args.output}: folder {folder} does not exist")
+    if args.hf_json:  # a pattern a tokenizer.json cannot hold: say so before training, not after
+        from tokviz.training.pretokenize import resolve_pattern
+
+        split, _ = resolve_pattern(args.pattern)
+        if split is not None:
+            vocabfile.hf_split_pattern(split)
     bar = ProgressBar(err)
 
     def progress(e: Progress) -> None:

@@ -23,6 +23,7 @@ from tokviz.core.files import write_atomic
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.sidecar import TRAINED_FORMAT, TRAINED_VERSION
 from tokviz.core.tokenizer import TokenizerError
+from tokviz.training.oniguruma import PatternNotPortable, to_oniguruma
 from tokviz.training.trainer import TrainingResult
 
 
@@ -63,10 +64,11 @@ def save(result: TrainingResult, name: str | os.PathLike[str], *, hf_json: bool 
     ranks_path, sidecar_path, hf_path = output_paths(name)
     if not ranks_path.parent.is_dir():
         raise TokenizerError(f"cannot save to {ranks_path}: folder {ranks_path.parent} does not exist")
+    hf_text = hf_tokenizer_json(result) if hf_json else None  # a pattern it refuses writes nothing
     write_atomic(ranks_path, rank_file_bytes(result))
     written = [ranks_path]
-    if hf_json:
-        write_atomic(hf_path, hf_tokenizer_json(result).encode("utf-8"))
+    if hf_text is not None:
+        write_atomic(hf_path, hf_text.encode("utf-8"))
         written.append(hf_path)
     write_atomic(sidecar_path, json.dumps(sidecar(result), ensure_ascii=False, indent=1).encode("utf-8"))
     written.append(sidecar_path)
@@ -88,11 +90,25 @@ def trained_tokenizer(result: TrainingResult, *, num_merges: int | None = None) 
     )
 
 
+#: what an exported tokenizer.json must cut as tiktoken does before it is written: scripts, digit
+#: runs, contractions in every case, ligatures and sharp s, runs of spaces and line ends
+EXPORT_PROBE = (
+    "3333 12345 1234567 ٣٣٣٣ ①② 3.14159 2026-11-30\n"
+    "I'll WE'RE she'S don'T it'ſ 'LL 'Ve ß SS ﬆ ﬁne K\u212a\n"
+    "토큰은 글자가 아니다. 我是一只猫。 吾輩は猫である カタカナ Ünïcödé ｈｅｌｌｏ\n"
+    "  a  \n\n   b\t\tc\r\n \r\nend   \u200b\u200c\u200d\u00a0x²y 👩\u200d💻 1️⃣ \n  "
+)
+
+
 def hf_tokenizer_json(result: TrainingResult) -> str:
     """The vocabulary as a Hugging Face `tokenizer.json`: byte-level BPE, merges in rank order.
 
-    Pre-tokenization is `Split(pattern, "isolated")` then `ByteLevel` without its own regex, so
-    `tokenizers` cuts text exactly where tiktoken does and gives the same ids.
+    Pre-tokenization is a `Split` that keeps the matches of the pattern, translated for
+    Oniguruma (`oniguruma.to_oniguruma`: tiktoken's regex engine reads some constructs
+    differently), then `ByteLevel` without its own regex. Text the pattern does not match is
+    dropped, as tiktoken drops it. Before it is returned, the file must give tiktoken's ids on
+    `EXPORT_PROBE`; a pattern that cannot be translated, or one that still cuts differently, is a
+    TokenizerError saying so.
     """
     from tokenizers import (
         AddedToken,
@@ -110,9 +126,41 @@ def hf_tokenizer_json(result: TrainingResult) -> str:
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
     steps = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     if result.pattern is not None:
-        steps.insert(0, pre_tokenizers.Split(Regex(result.pattern), behavior="isolated"))
+        split = pre_tokenizers.Split(Regex(hf_split_pattern(result.pattern)), behavior="removed", invert=True)
+        steps.insert(0, split)
     tok.pre_tokenizer = pre_tokenizers.Sequence(steps)
     tok.decoder = decoders.ByteLevel()
     ordered = sorted(result.special_tokens.items(), key=lambda kv: kv[1])
     tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s, _ in ordered])
+    _check_export(result, tok)
     return tok.to_str()
+
+
+def hf_split_pattern(pattern: str) -> str:
+    """`pattern` as a tokenizer.json's Split must spell it, or TokenizerError saying why it cannot
+    be (the CLI asks before training, so a refusal does not come after a long run)."""
+    from tokenizers import Regex
+
+    try:
+        translated = to_oniguruma(pattern)
+        Regex(translated)
+    except PatternNotPortable as e:
+        raise TokenizerError(str(e)) from e
+    except Exception as e:  # Oniguruma's own compile error
+        raise TokenizerError(
+            f"split pattern {pattern!r} cannot be written to a tokenizer.json: tokenizers does not "
+            f"compile it ({e}); save without --hf-json"
+        ) from e
+    return translated
+
+
+def _check_export(result: TrainingResult, tok) -> None:
+    ours = trained_tokenizer(result).encoding.encode_ordinary(EXPORT_PROBE)
+    theirs = tok.encode(EXPORT_PROBE, add_special_tokens=False).ids
+    if ours != theirs:
+        k = next((k for k, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        raise TokenizerError(
+            f"split pattern {result.pattern!r} cuts text differently in tokenizers than in tiktoken "
+            f"(first at token {k} of a test text: {ours[k:k + 3]} vs {theirs[k:k + 3]}), so no "
+            f"tokenizer.json was written; save without --hf-json or simplify the pattern"
+        )
