@@ -8,7 +8,7 @@ token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) fo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence, overload
+from typing import Any, Iterator, Sequence, overload
 
 import numpy as np
 
@@ -29,7 +29,7 @@ class EncodedColumns:
     uniques: list[tuple[int, bytes, str, str]]
     n_bytes: int
     seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def columns_from_tokens(tokens: Sequence[Token], n_bytes: int) -> EncodedColumns:
@@ -48,7 +48,7 @@ def columns_from_tokens(tokens: Sequence[Token], n_bytes: int) -> EncodedColumns
         uniques = [(tokens[j].id, tokens[j].bytes, tokens[j].kind.value, tokens[j].piece) for j in where.values()]
         key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=n)
 
-    def column(values: tuple) -> np.ndarray:
+    def column(values: tuple[int, ...]) -> np.ndarray:
         return np.array(values, dtype=np.int64)
 
     return EncodedColumns(
@@ -73,7 +73,7 @@ class TokenColumns(Sequence[Token]):
     @overload
     def __getitem__(self, index: slice) -> list[Token]: ...
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: int | slice) -> Token | list[Token]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(self._n))]
         if index < 0:
@@ -111,7 +111,7 @@ def columns_from_laid(parts: Sequence[Laid], info: TokenInfo, n_bytes: int) -> E
     with gc_paused():
         datas = [d for p in parts for d in (p.datas if p.datas is not None else map(info.data.__getitem__, p.ids))]
         keys = list(zip(ids.tolist(), datas))
-        index_of: dict = {}
+        index_of: dict[tuple[int, bytes], int] = {}
         for key in keys:
             if key not in index_of:
                 index_of[key] = len(index_of)

@@ -16,10 +16,11 @@ The child first sends ("loaded", TokenizerInfo) or ("load_failed", message).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from multiprocessing.connection import Connection
+from typing import Any, Mapping
 
 from tokviz.core.columns import EncodedColumns
-from tokviz.core.tokenizer import SpecialPolicy, TokenizerError
+from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,14 @@ class TokenizerInfo:
         return self.description
 
 
-def info_of(tokenizer) -> TokenizerInfo:
+def info_of(tokenizer: Tokenizer) -> TokenizerInfo:
     return TokenizerInfo(
         tokenizer.name, tokenizer.family, tokenizer.vocab_size, dict(tokenizer.special_tokens),
         tokenizer.describe(),
     )
 
 
-def encode(tokenizer, text: str, policy: SpecialPolicy) -> EncodedColumns:
+def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy) -> EncodedColumns:
     import time
 
     t0 = time.perf_counter()
@@ -65,7 +66,7 @@ def _lower_priority() -> None:
         pass
 
 
-def serve(conn, spec: str) -> None:
+def serve(conn: Connection, spec: str) -> None:
     """The child process: load `spec`, then answer requests until told to stop."""
     import gc
 
@@ -95,7 +96,7 @@ def serve(conn, spec: str) -> None:
         if message[0] == "encode":
             _, gen, text, policy = message
             try:
-                reply = ("done", gen, encode(tokenizer, text, policy))
+                reply: tuple[Any, ...] = ("done", gen, encode(tokenizer, text, policy))
             except ValueError as e:  # disallowed special token: tiktoken's message names the way out
                 reply = ("failed", gen, str(e))
             except Exception as e:

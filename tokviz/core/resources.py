@@ -88,7 +88,7 @@ def palette() -> dict[str, Any]:
 
     Returns a fresh dict each call, so callers may modify it.
     """
-    data = json.loads(_palette())
+    data: dict[str, Any] = json.loads(_palette())
     if data.get("format") != PALETTE_FORMAT:
         raise ValueError(f"{PALETTE_FILE}: expected format {PALETTE_FORMAT!r}")
     return data

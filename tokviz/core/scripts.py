@@ -95,7 +95,7 @@ def _code(cp: int) -> int:
     if code is None:
         ch = chr(cp)
         match = _CHAR.match(ch) if not 0xD800 <= cp <= 0xDFFF else None
-        name = match.lastgroup.removeprefix("x_") if match else "other"
+        name = match.lastgroup.removeprefix("x_") if match and match.lastgroup else "other"
         code = _INHERIT if name == "inherit" else INDEX[name]
         _CACHE[cp] = code
     return code
@@ -123,7 +123,7 @@ def char_classes(text: str) -> np.ndarray:
     unique = np.flatnonzero(present)
     table = np.zeros(0x110000, dtype=np.uint8)
     table[unique] = np.fromiter((_code(int(cp)) for cp in unique), dtype=np.uint8, count=len(unique))
-    classes = table[cps]
+    classes: np.ndarray = table[cps]
     _inherit_marks(classes)
     if _EMOJI_HINT.search(text):
         _mark_emoji_clusters(text, classes)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import abc
 import enum
 from dataclasses import dataclass
-from typing import AbstractSet, Collection, Iterable, Iterator, Literal, Mapping, NamedTuple, Sequence
+from typing import AbstractSet, Any, Collection, Iterable, Iterator, Literal, Mapping, NamedTuple, Sequence
 
 import regex
 
@@ -277,7 +277,7 @@ class Tokenizer(abc.ABC):
         info = self._info_for(ids)
         return columns_from_laid(parts, info, len(omap.data))
 
-    def encode_ids(self, text: str, **policy) -> list[int]:
+    def encode_ids(self, text: str, **policy: Any) -> list[int]:
         return [t.id for t in self.encode(text, **policy)]
 
     def encode_with(self, text: str, policy: SpecialPolicy) -> list[Token]:
@@ -392,7 +392,7 @@ class Tokenizer(abc.ABC):
         """
         cached = self.__dict__.get("_text_map")
         if cached is not None and cached[0] is text:
-            return cached[1]
+            return cached[1]  # type: ignore[no-any-return]  # (text, OffsetMap) in __dict__
         omap = OffsetMap(text)
         self._text_map = (text, omap)
         return omap
@@ -454,14 +454,14 @@ class Tokenizer(abc.ABC):
             yield pos, len(text), None
 
 
-def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
+def _special_regex(tokens: frozenset[str]) -> regex.Pattern[str]:
     return _special_regex_cached(tokens)
 
 
-_REGEX_CACHE: dict[frozenset[str], regex.Pattern] = {}
+_REGEX_CACHE: dict[frozenset[str], regex.Pattern[str]] = {}
 
 
-def _special_regex_cached(tokens: frozenset[str]) -> regex.Pattern:
+def _special_regex_cached(tokens: frozenset[str]) -> regex.Pattern[str]:
     pattern = _REGEX_CACHE.get(tokens)
     if pattern is None:
         # longest first, so `<|extra_10|>` wins over a hypothetical `<|extra_1`

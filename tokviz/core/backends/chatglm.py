@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,10 +112,10 @@ class MappedText:
         return at, at
 
 
-Replacement = Callable[[re.Match], list[tuple[str, int, int]]]
+Replacement = Callable[[re.Match[str]], list[tuple[str, int, int]]]
 
 
-def substitute(mapped: MappedText, pattern: re.Pattern, replace: Replacement) -> MappedText:
+def substitute(mapped: MappedText, pattern: re.Pattern[str], replace: Replacement) -> MappedText:
     """Rewrite every match of `pattern`; `replace` gives `(text, start, end)` pieces whose text
     stands for current characters `start:end` (an empty text drops them)."""
     text, starts, ends = mapped.text, mapped.starts, mapped.ends
@@ -173,7 +174,7 @@ def encode_whitespaces(mapped: MappedText, max_len: int = MAX_BLANK) -> MappedTe
     down to 2 leaves them: whole `max_len` blocks, then one blank token for the rest (or a space)."""
     tabbed = substitute(mapped, _TAB, lambda m: [(TAB, m.start(), m.end())])
 
-    def blanks(match: re.Match) -> list[tuple[str, int, int]]:
+    def blanks(match: re.Match[str]) -> list[tuple[str, int, int]]:
         pieces, pos, end = [], match.start(), match.end()
         while end - pos >= max_len:
             pieces.append((blank_token(max_len), pos, pos + max_len))
@@ -248,7 +249,7 @@ class ChatGLMTokenizer(Tokenizer):
         }
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], **options) -> ChatGLMTokenizer:
+    def from_file(cls, path: str | os.PathLike[str], **options: Any) -> ChatGLMTokenizer:
         """Load `ice_text.model` (or a stand-in) as ChatGLM-6B; options as the constructor's."""
         return cls(SentencePieceTokenizer.from_file(path, name=Path(path).stem), **options)
 
@@ -319,7 +320,7 @@ class ChatGLMTokenizer(Tokenizer):
         disallowed_special: DisallowedSpecial = (),
     ) -> list[Token]:
         """Tokens of a text without the appended `[gMASK]` `<sop>` (`add_special_tokens=False`)."""
-        policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+        policy: dict[str, Any] = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
         return Tokenizer.encode(self, text, **policy)
 
     def encode_text_ids(self, text: str) -> list[int]:

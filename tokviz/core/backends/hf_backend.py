@@ -42,7 +42,7 @@ from tokviz.core.tokenizer import SpecialsAdded, Tokenizer, TokenizerError
 from tokviz.core.tokens import OffsetMap, TokenKind, kind_for_bytes
 
 
-def _nodes(config: Any) -> Iterator[dict]:
+def _nodes(config: Any) -> Iterator[dict[str, Any]]:
     """Every component dict in a pre-tokenizer / decoder / normalizer tree (Sequences included)."""
     if isinstance(config, dict):
         yield config
@@ -57,7 +57,7 @@ class HFTokenizer(Tokenizer):
     family = "huggingface"
 
     def __init__(
-        self, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer", config: dict | None = None
+        self, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer", config: dict[str, Any] | None = None
     ) -> None:
         self.tk = tokenizer
         self.name = name
@@ -77,7 +77,7 @@ class HFTokenizer(Tokenizer):
             prefix = "##"
         self.subword_prefix: str = prefix or ""
         self.space_mark = self._find_space_mark(config)
-        self._added = {int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []}
+        self._added: dict[int, tuple[str, bool]] = {int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []}
         unk = model.get("unk_token")
         unk_id = tokenizer.token_to_id(unk) if isinstance(unk, str) else model.get("unk_id")
         self._unk_id: int | None = unk_id if isinstance(unk_id, int) else None
@@ -87,12 +87,12 @@ class HFTokenizer(Tokenizer):
         self._size = tokenizer.get_vocab_size(with_added_tokens=True)
 
     @staticmethod
-    def _find_space_mark(config: dict) -> str | None:
+    def _find_space_mark(config: dict[str, Any]) -> str | None:
         """The character the model writes for a space (`▁` for Metaspace / SentencePiece-converted
         vocabularies), or None."""
         for node in _nodes([config.get("pre_tokenizer"), config.get("decoder"), config.get("normalizer")]):
             if node.get("type") == "Metaspace":
-                return node.get("replacement", "\u2581")
+                return str(node.get("replacement", "\u2581"))
             if node.get("type") == "Replace" and node.get("content") == " ":
                 pattern = node.get("pattern") or {}
                 if pattern.get("String") == "\u2581":  # decoder Replace("▁", " ")

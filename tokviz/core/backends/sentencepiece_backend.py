@@ -87,6 +87,7 @@ def proto_fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
     while pos < n:
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:
@@ -105,19 +106,19 @@ def read_model_info(proto: bytes) -> ModelInfo:
     """Piece types (in id order) and normalizer settings from a serialized ModelProto."""
     info = ModelInfo()
     for number, wire, value in proto_fields(proto):
-        if number == 1 and wire == 2:  # repeated SentencePiece pieces
+        if number == 1 and wire == 2 and isinstance(value, bytes):  # repeated SentencePiece pieces
             kind = _NORMAL
             for n2, w2, v2 in proto_fields(value):
-                if n2 == 3 and w2 == 0:
+                if n2 == 3 and w2 == 0 and isinstance(v2, int):
                     kind = v2
             info.piece_types.append(kind)
-        elif number == 2 and wire == 2:  # TrainerSpec
+        elif number == 2 and wire == 2 and isinstance(value, bytes):  # TrainerSpec
             for n2, w2, v2 in proto_fields(value):
-                if n2 == 3 and w2 == 0:
+                if n2 == 3 and w2 == 0 and isinstance(v2, int):
                     info.model_type = MODEL_TYPES.get(v2, "")
-        elif number == 3 and wire == 2:  # NormalizerSpec
+        elif number == 3 and wire == 2 and isinstance(value, bytes):  # NormalizerSpec
             for n2, w2, v2 in proto_fields(value):
-                if n2 == 1 and w2 == 2:
+                if n2 == 1 and w2 == 2 and isinstance(v2, bytes):
                     info.normalizer_name = v2.decode("utf-8", "replace")
                 elif n2 == 4 and w2 == 0:
                     info.remove_extra_whitespaces = bool(v2)
@@ -262,7 +263,7 @@ class SentencePieceTokenizer(Tokenizer):
         """sentencepiece's own decode (control pieces vanish, unknown shows as ` ⁇ `)."""
         for token_id in ids:
             self._check(token_id)
-        return self.sp.decode(list(ids))
+        return str(self.sp.decode(list(ids)))
 
     # -- capabilities -----------------------------------------------------------------------------
 
@@ -283,7 +284,7 @@ class SentencePieceTokenizer(Tokenizer):
         )
 
     def normalize(self, text: str) -> str:
-        return self.sp.normalize(text)
+        return str(self.sp.normalize(text))
 
     def specials_added(self, text: str) -> SpecialsAdded:
         """The model's BOS and EOS, which sentencepiece adds only when asked (`add_bos`, `add_eos`)."""
