@@ -109,3 +109,16 @@ def test_a_token_merged_across_the_boundary_is_starred(capsys, tmp_path):
     path.write_text(json.dumps([{"role": "user", "content": "You"}]))
     code, out, _ = run(capsys, "chat", "-t", "mistral-7b-v0.1", "--color", "never", str(path))
     assert code == 0 and "{<s>}{·[}{INST}{]}‹0 [·You]*›" in out
+
+
+def test_a_gguf_brings_its_tokenizer_and_its_template(capsys, chat_file):
+    gguf_file("qwen2")  # provisioned
+    code, out, _ = run(capsys, "chat", "--json", "-t", "ggml-vocab-qwen2", "--generation-prompt", str(chat_file))
+    [result] = json.loads(out)
+    assert code == 0 and result["template"]["origin"].endswith("ggml-vocab-qwen2.gguf")
+    specials = [t for t in result["tokens"] if t["kind"] == "special"]
+    assert {t["piece"] for t in specials} == {"<|im_start|>", "<|im_end|>"}
+    assert all(t["origin"] == "template" for t in specials)
+    assert [(f["kind"], f["message"], f["text"]) for f in result["findings"]] == [
+        ("injected-special", 3, "<|im_start|>"), ("injected-special", 3, "<|im_end|>"),
+        ("injected-special", 3, "<|endoftext|>")]

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from pathlib import Path
-from typing import Any, BinaryIO, Mapping
+from typing import Any, Mapping
 
 from tokviz.analysis.chat_template import ChatTemplate
 from tokviz.core import catalog
+from tokviz.core.gguf import GGUFError, read_metadata
 
 #: the tokenizer's special token strings a template may use as variables (transformers' names)
 SPECIAL_VARIABLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -92,67 +92,16 @@ def builtin(name: str) -> ChatTemplate:
 
 # -- GGUF ---------------------------------------------------------------------------------------
 
-_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-_GGUF_STRING, _GGUF_ARRAY = 8, 9
 #: transformers' variable -> llama.cpp's key stem (`tokenizer.ggml.<stem>_id`), where they differ
 _GGUF_ID_KEYS = {"unk_token": "unknown_token", "sep_token": "seperator_token", "pad_token": "padding_token"}
 
 
-def read_gguf_metadata(path: str | os.PathLike[str], *, keep_arrays: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """The key/value metadata of a GGUF file; arrays are skipped unless named in `keep_arrays`.
-
-    Reads only the header, so a multi-gigabyte model costs what its metadata costs.
-    """
-    try:
-        with open(path, "rb") as f:
-            if f.read(4) != b"GGUF":
-                raise TemplateSourceError(f"{path} is not a GGUF file (no GGUF magic)")
-            version = _unpack(f, "<I")
-            count_format = "<I" if version == 1 else "<Q"
-            _unpack(f, count_format)  # tensor count
-            metadata: dict[str, Any] = {}
-            for _ in range(_unpack(f, count_format)):
-                key = _gguf_string(f, count_format)
-                metadata[key] = _gguf_value(f, _unpack(f, "<I"), count_format, keep=key in keep_arrays)
-            return metadata
-    except (OSError, struct.error, UnicodeDecodeError) as e:
-        raise TemplateSourceError(f"cannot read GGUF metadata from {path}: {e}") from e
-
-
-def _unpack(f: BinaryIO, fmt: str) -> Any:
-    size = struct.calcsize(fmt)
-    data = f.read(size)
-    if len(data) != size:
-        raise struct.error("the file ends inside its metadata")
-    return struct.unpack(fmt, data)[0]
-
-
-def _gguf_string(f: BinaryIO, count_format: str) -> str:
-    length = _unpack(f, count_format)
-    data = f.read(length)
-    if len(data) != length:
-        raise struct.error("the file ends inside a string")
-    return data.decode("utf-8")
-
-
-def _gguf_value(f: BinaryIO, kind: int, count_format: str, *, keep: bool) -> Any:
-    if kind == _GGUF_STRING:
-        return _gguf_string(f, count_format)
-    if kind in _GGUF_SCALARS:
-        return _unpack(f, _GGUF_SCALARS[kind])
-    if kind == _GGUF_ARRAY:
-        item_kind, n = _unpack(f, "<I"), _unpack(f, count_format)
-        if not keep and item_kind in _GGUF_SCALARS:
-            f.seek(n * struct.calcsize(_GGUF_SCALARS[item_kind]), os.SEEK_CUR)
-            return None
-        items = [_gguf_value(f, item_kind, count_format, keep=keep) for _ in range(n)]
-        return items if keep else None
-    raise struct.error(f"unknown GGUF value type {kind}")
-
-
 def gguf_templates(path: str | os.PathLike[str]) -> dict[str, ChatTemplate]:
     """`tokenizer.chat_template` as "default" and `tokenizer.chat_template.NAME` as NAME."""
-    meta = read_gguf_metadata(path, keep_arrays=frozenset({"tokenizer.ggml.tokens"}))
+    try:
+        meta = read_metadata(path).fields
+    except GGUFError as e:
+        raise TemplateSourceError(str(e)) from e
     tokens = meta.get("tokenizer.ggml.tokens") or []
     strings: dict[str, str] = {}
     for var in SPECIAL_VARIABLES:
