@@ -404,6 +404,9 @@ class ChatTemplate:
     """A chat template: its source, a name, where it came from, and the special token strings it
     may use as variables (`bos_token`, `eos_token`, ...).
 
+    One render at a time per instance: the step budget lives on its environment, so a view that
+    renders on a worker thread gives that worker its own `ChatTemplate(t.source, ...)`.
+
     >>> t = ChatTemplate("{% for m in messages %}<{{ m.role }}>{{ m.content }}\\n{% endfor %}")
     >>> r = t.render([{"role": "user", "content": "hi"}])
     >>> r.text, [(run.start, run.end, run.message) for run in r.runs]
