@@ -87,7 +87,7 @@ class BpeTrainer:
         self.words: list[str] = [w for w, _ in items]
         self.freqs: list[int] = [f for _, f in items]
         self.counts: dict[str, int] = {}
-        self.index: dict[str, np.ndarray | array] = {}  # pair -> positions of words holding it
+        self.index: dict[str, np.ndarray | array[int]] = {}  # pair -> positions of words holding it
         self._count_initial_pairs()
 
     def _count_initial_pairs(self) -> None:
@@ -182,10 +182,10 @@ class BpeTrainer:
         those words' counts (summed in C).
         """
         words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
-        a, b = pair
+        a, b = pair[0], pair[1]  # a pair is two symbols, one character each
         lost: defaultdict[str, int] = defaultdict(int)
         # new pair -> one entry per occurrence; 4-byte arrays, since these hold millions of entries
-        fresh: defaultdict[str, array] = defaultdict(_int_array)
+        fresh: defaultdict[str, array[int]] = defaultdict(_int_array)
         held = index.pop(pair)
         replaced = 0
         for wi in held.tolist() if isinstance(held, np.ndarray) else held:
@@ -226,17 +226,17 @@ class BpeTrainer:
         lost.pop(pair, None)
         del counts[pair]
         for q, d in lost.items():
-            c = counts[q] - d
-            if c:
-                counts[q] = c
+            n = counts[q] - d
+            if n:
+                counts[q] = n
             else:
                 del counts[q]
                 index.pop(q, None)
         at = freqs.__getitem__
         for q, held_by in fresh.items():
-            c = sum(map(at, held_by))
-            counts[q] = c
-            heapq.heappush(heap, (-c << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
+            n = sum(map(at, held_by))
+            counts[q] = n
+            heapq.heappush(heap, (-n << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
         index.update(fresh)
         return replaced
 

@@ -24,11 +24,14 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Mapping, Sequence
 
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 from tokviz.training.walk import Skipped
+
+if TYPE_CHECKING:
+    import regex
 
 NonUtf8 = Literal["skip", "replace"]
 BLOCK_SIZE = 1 << 20  # bytes per piece: what one read holds (the text, and its segments list)
@@ -48,7 +51,7 @@ class CorpusReport:
     bytes: int = 0
     unique_chunks: int = 0
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "files_read": self.files_read,
             "files_skipped": [{"path": s.path, "reason": s.reason} for s in self.files_skipped],
@@ -268,14 +271,16 @@ def count_corpus(
     return counts, report
 
 
-def _report(log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled, non_utf8: NonUtf8) -> CorpusReport:
+def _report(
+    log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled: regex.Pattern[str] | None, non_utf8: NonUtf8
+) -> CorpusReport:
     """Sum the pieces up per file; take a skipped file's other pieces back out of `counts`.
 
     A file is all or nothing: a bad byte in one piece skips the whole file, so the pieces of it
     that were counted (maybe by another worker) are counted again here and subtracted. Rare.
     """
     report = CorpusReport()
-    skipped = {}
+    skipped: dict[str, Skipped] = {}
     for s in log.skipped:
         skipped.setdefault(s.path, s)
     report.files_skipped = sorted(skipped.values(), key=lambda s: s.path)
@@ -284,7 +289,8 @@ def _report(log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], comp
         counter = ChunkCounter(compiled)
         count_pieces(bad_read, counter, non_utf8)
         add_counts(counts, expand(*compact(counter.counts())), sign=-1)
-    seen, replaced = {}, set()
+    seen: dict[str, int] = {}
+    replaced: set[str] = set()
     for path, size, rep in log.read:
         if path in skipped:
             continue

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Literal, Sequence
+from typing import Any, Callable, Literal, Sequence
 
 Phase = Literal["scanning", "counting", "merging"]
 
@@ -105,7 +105,7 @@ class Reporter:
     def due(self) -> bool:
         return self.callback is not None and time.perf_counter() - self._last >= self.interval
 
-    def emit(self, done: int, **extra) -> None:
+    def emit(self, done: int, **extra: Any) -> None:
         self.check()
         if self.callback is None:
             return
@@ -116,7 +116,7 @@ class Reporter:
         eta = (self.total - done) / rate if self.total is not None and rate > 0 else None
         self.callback(Progress(self.phase, done, self.total, rate, eta, **extra))
 
-    def tick(self, done: int, **extra) -> None:
+    def tick(self, done: int, **extra: Any) -> None:
         self.check()
         if self.due():
             self.emit(done, **extra)

@@ -144,7 +144,7 @@ def learn_extension(
 
 
 def _initial_segments(
-    base: Tokenizer, ranks: Mapping[bytes, int], pattern: regex.Pattern, words: dict[str, int], warnings: list[str]
+    base: Tokenizer, ranks: Mapping[bytes, int], pattern: regex.Pattern[str], words: dict[str, int], warnings: list[str]
 ) -> dict[tuple[bytes, ...], int]:
     segments: Counter[tuple[bytes, ...]] = Counter()
     for word, frequency in words.items():
@@ -160,7 +160,7 @@ def _initial_segments(
     return dict(segments)
 
 
-def _pair_key(item: tuple[tuple[bytes, bytes], int]) -> tuple:
+def _pair_key(item: tuple[tuple[bytes, bytes], int]) -> tuple[int, int, int, str, bytes]:
     (left, right), frequency = item
     merged = left + right
     text = merged.decode("utf-8", errors="replace")

@@ -42,7 +42,7 @@ def resolve_pattern(spec: str) -> tuple[str | None, str | None]:
     return spec, None
 
 
-def compile_pattern(pattern: str | None) -> regex.Pattern | None:
+def compile_pattern(pattern: str | None) -> regex.Pattern[str] | None:
     """Compile a split pattern with the `regex` module, or raise TrainingError saying why."""
     if pattern is None:
         return None
@@ -69,7 +69,7 @@ class ChunkCounter:
     [(' cat', 1), (' end', 1), (' hat', 1), (' the', 1), ('the', 2)]
     """
 
-    def __init__(self, compiled: regex.Pattern | None) -> None:
+    def __init__(self, compiled: regex.Pattern[str] | None) -> None:
         self.compiled = compiled
         self.chunks: Counter[str] = Counter()
         self.segments: Counter[str] = Counter()
@@ -105,7 +105,7 @@ class ChunkCounter:
 
         `check()` is called between batches of about a megabyte (it may raise to cancel).
         """
-        if self.segments:
+        if self.segments and self.compiled is not None:  # segments come only with a pattern
             split_segments(self.segments, self.compiled, self.chunks, check)
             self.segments = Counter()
         self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
@@ -114,7 +114,7 @@ class ChunkCounter:
 
 def split_segments(
     segments: Mapping[str, int],
-    compiled: regex.Pattern,
+    compiled: regex.Pattern[str],
     chunks: Counter[str],
     check: Callable[[], None] | None = None,
 ) -> None:
@@ -155,7 +155,7 @@ def _add_scaled(into: Counter[str], other: Counter[str], n: int) -> None:
 _BATCH = 1 << 14  # segments split per findall call (a few hundred kB: well under 100 ms)
 
 
-def count_chunks(text: str, compiled: regex.Pattern | None, counts: Counter[str]) -> None:
+def count_chunks(text: str, compiled: regex.Pattern[str] | None, counts: Counter[str]) -> None:
     """Add the chunks of one text to `counts` (see `ChunkCounter` for many texts)."""
     counter = ChunkCounter(compiled)
     counter.add(text)

@@ -19,7 +19,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from tokviz.training.events import Progress
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class TrainingJob:
     jobs: int | None = None
     word_counts: str | None = None
 
-    def kwargs(self) -> dict:
+    def kwargs(self) -> dict[str, Any]:
         return {
             "vocab_size": self.vocab_size, "name": self.name, "pattern": self.pattern,
             "include": list(self.include), "exclude": list(self.exclude), "gitignore": self.gitignore,
@@ -48,7 +52,7 @@ class TrainingJob:
         }
 
 
-def _listen(conn, cancel: threading.Event) -> None:
+def _listen(conn: Connection, cancel: threading.Event) -> None:
     """Set `cancel` on a "cancel" message or when the parent's end of the pipe closes."""
     try:
         while True:
@@ -59,7 +63,7 @@ def _listen(conn, cancel: threading.Event) -> None:
     cancel.set()
 
 
-def serve_training(conn, job: TrainingJob) -> None:
+def serve_training(conn: Connection, job: TrainingJob) -> None:
     """The child's main: run `train` for `job`, send progress and one terminal message."""
     from tokviz.training.events import TrainingCancelled, TrainingError
     from tokviz.training.trainer import train
@@ -67,14 +71,14 @@ def serve_training(conn, job: TrainingJob) -> None:
     cancel = threading.Event()
     threading.Thread(target=_listen, args=(conn, cancel), daemon=True, name="cancel-listener").start()
 
-    def progress(event) -> None:
+    def progress(event: Progress) -> None:
         conn.send(("progress", event))
 
     try:
         try:
             result = train(list(job.paths), **job.kwargs(), progress=progress, cancel=cancel)
         except TrainingCancelled:
-            reply: tuple = ("cancelled",)
+            reply: tuple[Any, ...] = ("cancelled",)
         except TrainingError as e:
             reply = ("failed", str(e))
         except MemoryError:

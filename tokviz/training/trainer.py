@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 from tokviz.training.bpe import MAX_ID, BpeTrainer
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
@@ -44,7 +44,7 @@ class TrainingResult:
     initial_tokens: int  # corpus tokens before any merge (its bytes)
     special_tokens: dict[str, int]
     requested_vocab_size: int
-    params: dict
+    params: dict[str, Any]
     corpus: CorpusReport
     seconds: float = 0.0
     _bytes: list[bytes] = field(default_factory=list, repr=False)
@@ -212,7 +212,7 @@ def _finish(
     preset: str | None,
     special_tokens: Sequence[str],
     vocab_size: int,
-    params: dict,
+    params: dict[str, Any],
     report: CorpusReport,
     progress: ProgressCallback | None,
     cancel: threading.Event | None,

@@ -17,6 +17,7 @@ import base64
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer
 from tokviz.core.files import write_atomic
@@ -25,6 +26,9 @@ from tokviz.core.sidecar import TRAINED_FORMAT, TRAINED_VERSION
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.oniguruma import PatternNotPortable, to_oniguruma
 from tokviz.training.trainer import TrainingResult
+
+if TYPE_CHECKING:
+    import tokenizers
 
 
 def output_paths(name: str | os.PathLike[str]) -> tuple[Path, Path, Path]:
@@ -41,7 +45,7 @@ def rank_file_bytes(result: TrainingResult) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def sidecar(result: TrainingResult) -> dict:
+def sidecar(result: TrainingResult) -> dict[str, Any]:
     return {
         "format": TRAINED_FORMAT,
         "version": TRAINED_VERSION,
@@ -124,7 +128,7 @@ def hf_tokenizer_json(result: TrainingResult) -> str:
     vocab = {piece: i for i, piece in enumerate(pieces)}
     merges = [(pieces[left], pieces[right]) for left, right, _ in result.merges]
     tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=False))
-    steps = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    steps: list[pre_tokenizers.PreTokenizer] = [pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
     if result.pattern is not None:
         split = pre_tokenizers.Split(Regex(hf_split_pattern(result.pattern)), behavior="removed", invert=True)
         steps.insert(0, split)
@@ -154,7 +158,7 @@ def hf_split_pattern(pattern: str) -> str:
     return translated
 
 
-def _check_export(result: TrainingResult, tok) -> None:
+def _check_export(result: TrainingResult, tok: tokenizers.Tokenizer) -> None:
     ours = trained_tokenizer(result).encoding.encode_ordinary(EXPORT_PROBE)
     theirs = tok.encode(EXPORT_PROBE, add_special_tokens=False).ids
     if ours != theirs:

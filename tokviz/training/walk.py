@@ -38,7 +38,7 @@ class FileList:
 
 @dataclass(frozen=True)
 class _Rule:
-    regex: re.Pattern
+    regex: re.Pattern[str]
     negate: bool
     dir_only: bool
     base: str  # the folder holding the .gitignore, relative to the walk root ("" for the root)
@@ -143,7 +143,15 @@ def collect_files(
     return result
 
 
-def _walk(root: Path, result: FileList, *, include, exclude, gitignore: bool, on_folder) -> None:
+def _walk(
+    root: Path,
+    result: FileList,
+    *,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    gitignore: bool,
+    on_folder: Callable[[int], None] | None,
+) -> None:
     seen: set[tuple[int, int]] = set()
     rules: list[_Rule] = []
 
