@@ -103,3 +103,16 @@ def test_vocabs_lists_availability(capsys):
     code, out, _ = run(capsys, "vocabs")
     assert code == 0
     assert "cl100k_base" in out and "deepseek-v3" in out and "vocabulary folder" in out
+
+
+def test_encode_a_gguf_file(capsys, tmp_path, vocab_path):
+    model = tmp_path / "model.gguf"
+    model.write_bytes(vocab_path("ggml-vocab-llama-bpe").read_bytes())
+    code, out, _ = run(capsys, "encode", "--json", "-t", str(model), "Hello world")
+    assert code == 0
+    [result] = json.loads(out)
+    assert [t["id"] for t in result["tokens"]] == [9906, 1917]  # llama.cpp's (and Llama 3's) ids
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00")
+    code, _, err = run(capsys, "encode", "-t", str(broken), "hi")
+    assert code != 0 and "broken.gguf: truncated GGUF header" in err and "Traceback" not in err

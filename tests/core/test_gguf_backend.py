@@ -115,7 +115,7 @@ def test_a_gguf_path_loads_through_the_catalog(tmp_path, vocab_path):
     copy.write_bytes(vocab_path("ggml-vocab-qwen2").read_bytes())
     assert catalog.sniff_format(copy) == "gguf"
     tok = catalog.load(str(copy))
-    assert isinstance(tok, GGUFTokenizer) and tok.name == "ggml-vocab-qwen2"  # recognised by its hash
+    assert isinstance(tok, GGUFTokenizer) and tok.name == tok.meta.get("general.name")  # never hashed
     broken = tmp_path / "broken.gguf"
     broken.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(8))
     with pytest.raises(TokenizerError, match="broken.gguf: truncated GGUF header"):

@@ -244,6 +244,8 @@ def load_path(
     if not path.is_file():
         raise TokenizerError(f"no such file: {path}")
     fmt = sniff_format(path)
+    if fmt == "gguf":  # a GGUF names itself, and hashing a 5 GB model to find it in the catalog reads it all
+        return _load_file(path, fmt, name=name, pattern=None, special_tokens=None)
     if pattern is None and special_tokens is None:
         if (entry := entry_for_file(path)) is not None:
             return _load_file(

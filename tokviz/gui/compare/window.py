@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
 
     def choose_vocab_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Open vocabulary", "", "Vocabularies (*.tiktoken *.model *.json);;All files (*)"
+            self, "Open vocabulary", "", "Vocabularies (*.tiktoken *.model *.json *.gguf);;All files (*)"
         )
         if path:
             self.add_pane(path)
