@@ -350,7 +350,7 @@ class _Environment(ImmutableSandboxedEnvironment):
             raise _Stop(f"stopped: the template built a value of more than {self.limits.chars:,} "
                         f"characters or items")
 
-    def concat(self, pieces: Iterable[Any]) -> str:  # type: ignore[override]
+    def concat(self, pieces: Iterable[Any]) -> str:
         collected, size = [], 0
         for piece in pieces:
             collected.append(piece)

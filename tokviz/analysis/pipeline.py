@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from tokviz.core.tokenizer import (
     AllowedSpecial,
@@ -69,7 +69,7 @@ def pipeline(
     ['normalization', 'pre-tokenization', 'model', 'special tokens', 'ids']
     """
     text = sanitize(text)
-    policy = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
+    policy: dict[str, Any] = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
     tokens = tokenizer.encode(text, **policy)
     if (prep := tokenizer.preprocessing) is not None:
         return _preprocessed_stages(prep, text, tokens)

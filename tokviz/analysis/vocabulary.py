@@ -24,7 +24,7 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
@@ -319,9 +319,10 @@ class VocabularyTable:
         separator = b"\x00" if column == "bytes" else _TEXT_SEPARATOR
         if separator in needle:  # type: ignore[operator]
             if column == "bytes":
-                found[[r for r, d in enumerate(self.data) if needle in d]] = True
+                found[[r for r, d in enumerate(self.data) if needle in d]] = True  # type: ignore[operator]
             return found
-        positions = np.fromiter((m.start() for m in re.finditer(re.escape(needle), blob)), dtype=np.int64)
+        pattern: Any = re.escape(needle)  # type: ignore[type-var]  # bytes or str, as `blob` is
+        positions = np.fromiter((m.start() for m in re.finditer(pattern, blob)), dtype=np.int64)
         found[np.searchsorted(separators, positions) // per_row] = True
         return found
 
@@ -356,7 +357,7 @@ class VocabularyTable:
         rank = self._cache.get(key)
         if rank is None:
             if column in ("id", "length", "kind", "whole_utf8", "script"):
-                values = {
+                values: Any = {
                     "id": self.ids, "length": self.lengths, "kind": self.kinds,
                     "whole_utf8": self.whole_utf8, "script": self.scripts,
                 }[column]

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     _export(analysis, args)
     if "-" not in (args.csv, args.json):
         print_report(sys.stdout, analysis)
-        if args.formats:
+        if args.formats and text is not None:
             print_inflation(sys.stdout, text, tokenizers, options.policy)
     return 0
 
@@ -102,7 +102,7 @@ def _run(
     bar = ProgressBar(sys.stderr, width=30, log_every=None) if any(Path(p).is_dir() for p in args.paths) else None
     try:
         analysis = analyze_paths(
-            args.paths, tokenizers, options=options, progress=bar and FilesProgress(bar),
+            args.paths, tokenizers, options=options, progress=FilesProgress(bar) if bar else None,
             cancel=threading.Event(), include_hidden=args.include_hidden,
         )
     finally:

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(err)
 
     def progress(e: Progress) -> None:
-        bar.show(progress_line(e, bar), phase=e.phase, last=bool(e.total) and e.done >= e.total)
+        bar.show(progress_line(e, bar), phase=e.phase, last=bool(e.total and e.done >= e.total))
 
     try:
         result = train(
