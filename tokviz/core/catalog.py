@@ -301,7 +301,7 @@ def _load_file(
     path: Path,
     fmt: str,
     *,
-    name: str,
+    name: str | None,  # None: the file names itself (GGUF)
     pattern: str | None,
     special_tokens: Mapping[str, int] | None,
 ) -> Tokenizer:
