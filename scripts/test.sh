@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need (system packages too), provision the real vocabularies the
-# tests use, run the checks (ruff, the import contract), then the whole suite offscreen.
+# tests use, run the checks (ruff, the import contract, mypy), then the whole suite offscreen.
 # Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,4 +11,5 @@ export QT_QPA_PLATFORM=offscreen
 # The checks, fastest first; configured in pyproject.toml. Any failure stops the run (set -e).
 .venv/bin/ruff check --no-cache .
 .venv/bin/lint-imports --no-cache --no-logo
+.venv/bin/mypy
 exec .venv/bin/python -m pytest "$@"
