@@ -60,7 +60,7 @@ def test_hf_json_with_a_pattern_tokenizers_would_read_differently_is_refused_bef
     code, err = run([str(corpus_dir), "-o", str(out), "--vocab-size", "600", "--pattern", r"(?m)^\w+|\s",
                      "--hf-json", "--jobs", "1"])
     assert code == 1 and "Traceback" not in err
-    assert "flag 'm'" in err and "save without --hf-json" in err
+    assert "flag 'm'" in err and "save without the tokenizer.json (--hf-json)" in err
     assert "counting" not in err  # said before the corpus was read
     assert list(tmp_path.iterdir()) == [corpus_dir]
 

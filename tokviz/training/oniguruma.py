@@ -60,7 +60,7 @@ class _Translator:
         return PatternNotPortable(
             f"split pattern {self.p!r}: {what} (at character {self.i}) has no known equivalent in "
             f"Oniguruma, the regex engine of tokenizers, so a tokenizer.json would cut text differently "
-            f"from tiktoken; rewrite that part, or save without --hf-json"
+            f"from tiktoken; rewrite that part, or save without the tokenizer.json (--hf-json)"
         )
 
     def run(self) -> str:

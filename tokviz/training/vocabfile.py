@@ -153,7 +153,7 @@ def hf_split_pattern(pattern: str) -> str:
     except Exception as e:  # Oniguruma's own compile error
         raise TokenizerError(
             f"split pattern {pattern!r} cannot be written to a tokenizer.json: tokenizers does not "
-            f"compile it ({e}); save without --hf-json"
+            f"compile it ({e}); save without the tokenizer.json (--hf-json)"
         ) from e
     return translated
 
@@ -166,5 +166,5 @@ def _check_export(result: TrainingResult, tok: tokenizers.Tokenizer) -> None:
         raise TokenizerError(
             f"split pattern {result.pattern!r} cuts text differently in tokenizers than in tiktoken "
             f"(first at token {k} of a test text: {ours[k:k + 3]} vs {theirs[k:k + 3]}), so no "
-            f"tokenizer.json was written; save without --hf-json or simplify the pattern"
+            f"tokenizer.json was written; save without the tokenizer.json (--hf-json) or simplify the pattern"
         )
