@@ -154,7 +154,9 @@ class Preprocessing(abc.ABC):
 
     @abc.abstractmethod
     def outer_ids(self, inner_ids: Sequence[int]) -> list[int]:
-        """The outer tokenizer's ids for the inner model's ids of one rewritten segment."""
+        """The outer tokenizer's ids for the inner model's ids of one rewritten segment: one outer
+        id per inner id, in order, except leading ones the outer tokenizer drops (what the merge
+        replay relies on to give each inner chunk its outer ids)."""
 
 
 @dataclass(frozen=True)
