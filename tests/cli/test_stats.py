@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 
 import pytest
 
@@ -81,6 +82,19 @@ def test_folder_reports_skipped_files(capsys, tmp_path):
     assert f"skipped {tmp_path / 'blob.bin'}: binary" in err and f"skipped {tmp_path / 'old.txt'}: not UTF-8" in err
     data = json.loads(out)
     assert data["tokenizers"][0]["tokens"] == 2 and len(data["skipped"]) == 2
+
+
+def test_folder_skips_a_fifo_and_a_link_to_dev_zero(capsys, tmp_path):
+    # both would hang a reader: a FIFO blocks until a writer comes, /dev/zero never ends
+    (tmp_path / "a.txt").write_text("hello world")
+    os.mkfifo(tmp_path / "pipe.txt")
+    os.symlink("/dev/zero", tmp_path / "zeros.txt")
+    code, out, err = run(capsys, "stats", str(tmp_path), "-t", "cl100k_base", "--json", "-")
+    assert code == 0
+    assert f"skipped {tmp_path / 'pipe.txt'}: not a regular file" in err
+    assert f"skipped {tmp_path / 'zeros.txt'}: not a regular file" in err
+    data = json.loads(out)
+    assert data["tokenizers"][0]["tokens"] == 2 and [f["path"] for f in data["files"]] == [str(tmp_path / "a.txt")]
 
 
 def test_only_binary_files_is_an_error(capsys, tmp_path):

@@ -96,6 +96,11 @@ def test_empty_folder_error(tmp_path: Path, run):
     assert code == 1 and "no files to train on" in err
 
 
+def test_missing_input_is_one_line(tmp_path: Path, run):
+    code, err = run([str(tmp_path / "nope"), "-o", str(tmp_path / "v"), "--vocab-size", "300"])
+    assert code == 1 and err == f"tokviz train: error: {tmp_path / 'nope'}: no such file or folder\n"
+
+
 def test_missing_output_folder_writes_nothing(corpus_dir: Path, tmp_path: Path, run):
     code, err = run([str(corpus_dir), "-o", str(tmp_path / "no" / "v"), "--vocab-size", "300"])
     assert code == 1 and "does not exist" in err

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from tokviz.analysis.analysis import context_budget
+from tokviz.analysis.budget import context_budget
 from tokviz.core.resources import sample_text
 from tokviz.gui.tools.analysis_dialog import (
     COL_AT, COL_COST, COL_ERR, COL_EST, COL_FIT, COL_RATIO, COL_TOKENS, AnalysisDialog, open_analysis,

@@ -87,7 +87,7 @@ def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vo
 
 
 def test_context_limit_marks_every_pane(qtbot, make_window):
-    from tokviz.analysis.analysis import context_budget
+    from tokviz.analysis.budget import context_budget
 
     from .conftest import wait_ready
 

@@ -1,20 +1,19 @@
-"""Reading a corpus: folders, globs, .gitignore, bad files reported, big files streamed."""
+"""Reading a corpus: bad files reported, big files streamed (the walk itself: tests/core/test_walk.py)."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import regex
 
+from tokviz.core.walk import collect_files
 from tokviz.training import corpus
 from tokviz.training.corpus import count_corpus, read_blocks
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN, chunk_key
 from tokviz.training.trainer import read_word_counts, train
-from tokviz.training.walk import collect_files, is_ignored, parse_gitignore
 
 
 def write(root: Path, rel: str, data: bytes | str) -> Path:
@@ -37,48 +36,6 @@ def tree(tmp_path: Path) -> Path:
 
 def names(files) -> list[str]:
     return sorted(Path(f).name for f in files)
-
-
-def test_walk_include_exclude(tree: Path):
-    assert names(collect_files([tree]).files) == ["a.txt", "b.py", "blob.dat", "c.md", "latin1.txt", "x.js"]
-    assert names(collect_files([tree], include=["*.py", "*.md"]).files) == ["b.py", "c.md"]
-    assert names(collect_files([tree], exclude=["node_modules", "*.dat"]).files) == ["a.txt", "b.py", "c.md", "latin1.txt"]
-    assert names(collect_files([tree], include=["src/*"]).files) == ["b.py", "c.md"]
-
-
-def test_explicit_files_and_missing_path(tree: Path):
-    assert names(collect_files([tree / "a.txt", tree / "src"]).files) == ["a.txt", "b.py", "c.md"]
-    with pytest.raises(TrainingError, match="no such file or folder"):
-        collect_files([tree / "nope"])
-
-
-def test_gitignore(tree: Path):
-    write(tree, ".gitignore", "# comment\n*.dat\nnode_modules/\n/latin1.txt\n")
-    write(tree, "src/.gitignore", "deep/\n!keep.dat\n")
-    write(tree, "src/keep.dat", "kept\n")
-    files = names(collect_files([tree], gitignore=True).files)
-    assert files == [".gitignore", ".gitignore", "a.txt", "b.py", "keep.dat"]
-
-
-def test_gitignore_rules():
-    rules = parse_gitignore("build/\n**/tmp\n*.log\n!important.log\ndocs/*.html\n", "")
-    assert is_ignored("build", True, rules) and not is_ignored("build", False, rules)
-    assert is_ignored("a/b/tmp", True, rules) and is_ignored("tmp", False, rules)
-    assert is_ignored("x/y.log", False, rules) and not is_ignored("x/important.log", False, rules)
-    assert is_ignored("docs/a.html", False, rules) and not is_ignored("x/docs/a.html", False, rules)
-
-
-def test_symlink_loop_and_fifo_reported(tmp_path: Path):
-    write(tmp_path, "d/a.txt", "text text\n")
-    os.symlink(tmp_path / "d", tmp_path / "d" / "loop")
-    os.mkfifo(tmp_path / "pipe")
-    os.symlink(tmp_path / "missing", tmp_path / "dangling")
-    listing = collect_files([tmp_path])
-    assert names(listing.files) == ["a.txt"]
-    reasons = {Path(s.path).name: s.reason for s in listing.skipped}
-    assert "symlink loop" in reasons["loop"]
-    assert reasons["pipe"] == "not a regular file"
-    assert reasons["dangling"] == "broken symlink"
 
 
 def test_bad_files_are_reported_not_fatal(tree: Path):

@@ -18,10 +18,9 @@ from typing import Sequence, TextIO
 
 from tokviz.cli.errors import CliError, decode_input
 from tokviz.cli.progress import ProgressBar
-from tokviz.analysis.analysis import (
-    Analysis, StatsOptions, analyze_paths, analyze_text, csv_text, format_inflation, json_text,
-    stats_rows, to_csv, to_json,
-)
+from tokviz.analysis.export import csv_text, json_text, to_csv, to_json
+from tokviz.analysis.inflation import format_inflation
+from tokviz.analysis.stats import Analysis, StatsOptions, analyze_paths, analyze_text, stats_rows
 from tokviz.core.scripts import SCRIPTS
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 

@@ -11,7 +11,7 @@ reported with its reason. Memory grows with the number of distinct chunks, not w
 
 Small inputs, and `jobs=1`, are counted in this process; larger ones by `pool.CountingPool`.
 
-This module does not walk folders (see `walk`) or merge (see `bpe`).
+This module does not walk folders (see `tokviz.core.walk`) or merge (see `bpe`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable, Iterator, Literal, Mapping, Sequence
 
+from tokviz.core.walk import Skipped
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
-from tokviz.training.walk import Skipped
 
 if TYPE_CHECKING:
     import regex

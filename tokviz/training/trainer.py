@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
+from tokviz.core.walk import collect_files
 from tokviz.training.bpe import MAX_ID, BpeTrainer
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, chunk_key, compile_pattern, resolve_pattern
-from tokviz.training.walk import collect_files
 
 NonUtf8 = Literal["skip", "replace"]
 
@@ -138,7 +138,10 @@ def train(
     if not paths and word_counts is None:
         raise TrainingError("nothing to train on: give files or folders, or a word-count file")
     scan = Reporter(progress, cancel, "scanning")
-    listing = collect_files(paths, include=include, exclude=exclude, gitignore=gitignore, on_folder=scan.tick)
+    try:
+        listing = collect_files(paths, include=include, exclude=exclude, gitignore=gitignore, on_folder=scan.tick)
+    except FileNotFoundError as e:
+        raise TrainingError(f"{e.filename}: no such file or folder") from None
     scan.emit(len(listing.files), files_skipped=len(listing.skipped))
     counts, report = count_corpus(
         listing.files, pattern=split, non_utf8=non_utf8, jobs=jobs, progress=progress, cancel=cancel

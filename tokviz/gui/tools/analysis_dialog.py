@@ -26,9 +26,11 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QVBoxLayout, QWidget,
 )
 
-from tokviz.analysis.analysis import (
-    DEFAULT_CHARS_PER_TOKEN, Analysis, InflationRow, StatsOptions, analyze_paths,
-    analyze_text, format_inflation, stats_rows, to_csv, to_json, truncate_to_tokens,
+from tokviz.analysis.budget import truncate_to_tokens
+from tokviz.analysis.export import to_csv, to_json
+from tokviz.analysis.inflation import InflationRow, format_inflation
+from tokviz.analysis.stats import (
+    DEFAULT_CHARS_PER_TOKEN, Analysis, StatsOptions, analyze_paths, analyze_text, stats_rows,
 )
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model

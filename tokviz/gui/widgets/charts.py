@@ -6,7 +6,7 @@ grouped (one thin bar per series) or stacked (one bar of segments), with the val
 a legend when there is more than one series, and a tooltip per bar. Tests check the model, not
 pixels: `model.bars()` is exactly what gets drawn.
 
-`tokens_model` and `scripts_model` build the models of `tokviz.analysis.analysis.Analysis`.
+`tokens_model` and `scripts_model` build the models of `tokviz.analysis.stats.Analysis`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-from tokviz.analysis.analysis import Analysis
+from tokviz.analysis.stats import Analysis
 from tokviz.core.scripts import SCRIPTS
 
 #: one colour per tokenizer (a qualitative palette that stays apart on a white background)

@@ -1,4 +1,9 @@
-"""Find the files to train on: recursive walk, include/exclude globs, `.gitignore`, symlink loops.
+"""The one file walker: the files under folders, for `tokviz train` and `tokviz stats` alike.
+
+Recursive, in a stable (sorted) order, with include/exclude globs, `.gitignore` and hidden-file
+options. Only regular files are listed: FIFOs, devices, sockets and symlinks to them (a link to
+`/dev/zero` would never end) are skipped and reported, as are broken symlinks, symlink loops and
+folders that cannot be listed; nothing found inside a folder is fatal.
 
 Globs (`--include`, `--exclude`) match a file's path relative to the folder given, or its name:
 `*.py` matches `src/a.py`, `docs/*` matches everything under `docs`. Excluded folders are not
@@ -7,7 +12,8 @@ are never entered. `.gitignore` support covers what projects use (comments, `!` 
 and trailing-slash patterns, `*`, `?`, `[...]`, `**`); it does not read `.git/info/exclude` or the
 global excludes file.
 
-This module does not read file contents (see `corpus`).
+This module does not read file contents (the trainer's `tokviz.training.corpus` and
+`tokviz.analysis.stats` do, each for its own purpose).
 """
 
 from __future__ import annotations
@@ -19,19 +25,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from tokviz.training.events import TrainingError
-
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 @dataclass(frozen=True)
 class Skipped:
+    """A file left out (not a regular file, unreadable, binary, not UTF-8...), and why."""
+
     path: str
     reason: str
 
 
 @dataclass
 class FileList:
+    """What a walk found: the files to read, in order, and what was left out."""
+
     files: list[Path] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
 
@@ -121,13 +129,16 @@ def collect_files(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     gitignore: bool = False,
+    hidden: bool = True,
     on_folder: Callable[[int], None] | None = None,
 ) -> FileList:
     """List the files under `paths` in a stable order, with what was left out and why.
 
-    Raises TrainingError for a path that does not exist; unreadable folders and symlink loops
-    are reported in `skipped`, not raised. `on_folder(files_found)` is called for each folder
-    entered (for progress and cancellation: it may raise).
+    Raises FileNotFoundError for a path that does not exist (the caller typed it); unreadable
+    folders, symlink loops and entries that are not regular files are reported in `skipped`, not
+    raised. With `hidden=False`, files and folders whose name starts with `.` are left out
+    (silently) unless named. `on_folder(files_found)` is called for each folder entered (for
+    progress and cancellation: it may raise).
     """
     result = FileList()
     for given in paths:
@@ -135,11 +146,12 @@ def collect_files(
         if root.is_file():
             result.files.append(root)
         elif root.is_dir():
-            _walk(root, result, include=include, exclude=exclude, gitignore=gitignore, on_folder=on_folder)
+            _walk(root, result, include=include, exclude=exclude, gitignore=gitignore, hidden=hidden,
+                  on_folder=on_folder)
         elif root.exists() or root.is_symlink():
             result.skipped.append(Skipped(str(root), "not a regular file or folder"))
         else:
-            raise TrainingError(f"{root}: no such file or folder")
+            raise FileNotFoundError(2, "no such file or folder", str(root))
     return result
 
 
@@ -150,6 +162,7 @@ def _walk(
     include: Sequence[str],
     exclude: Sequence[str],
     gitignore: bool,
+    hidden: bool,
     on_folder: Callable[[int], None] | None,
 ) -> None:
     seen: set[tuple[int, int]] = set()
@@ -175,6 +188,8 @@ def _walk(
             except OSError as e:
                 result.skipped.append(Skipped(str(folder / ".gitignore"), f"unreadable: {e.strerror}"))
         for entry in entries:
+            if not hidden and entry.name.startswith("."):
+                continue
             child_rel = f"{rel}/{entry.name}" if rel else entry.name
             try:
                 is_dir = entry.is_dir()
@@ -192,7 +207,7 @@ def _walk(
                     continue
                 if not _glob_match(child_rel, exclude):
                     result.files.append(Path(entry.path))
-            elif entry.is_symlink():
+            elif entry.is_symlink() and not os.path.exists(entry.path):
                 result.skipped.append(Skipped(entry.path, "broken symlink"))
             else:
                 result.skipped.append(Skipped(entry.path, "not a regular file"))

@@ -1,4 +1,4 @@
-"""Token cost analysis on real tokenizers: counts, per-script sums, budgets, truncation, export."""
+"""Token cost statistics on real tokenizers: counts, per-script sums, options, folders, export."""
 
 from __future__ import annotations
 
@@ -7,14 +7,10 @@ import json
 import threading
 
 import pytest
-import regex
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from tokviz.analysis.analysis import (
-    AnalysisCancelled, StatsOptions, analyze_paths, analyze_text, attribute_tokens, context_budget,
-    file_rows, format_inflation, grapheme_floor, indent_variants, json_variants, script_rows, stats_rows,
-    to_csv, to_json, truncate_to_tokens,
+from tokviz.analysis.export import to_csv, to_json
+from tokviz.analysis.stats import (
+    AnalysisCancelled, StatsOptions, analyze_paths, analyze_text, file_rows, script_rows, stats_rows,
 )
 from tokviz.core.resources import sample_text, samples
 from tokviz.core.scripts import SCRIPTS
@@ -42,21 +38,6 @@ def test_per_script_tokens_add_up_to_the_total(vocab, name):
         assert set(r.script_tokens) == set(SCRIPTS) and min(r.script_tokens.values()) >= -1e-9
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(max_size=60))
-def test_per_script_sum_invariant_on_arbitrary_text(vocab, text):
-    for name in ("cl100k_base", "mistral-7b-v0.1"):  # byte-level BPE and SentencePiece (dummy prefix)
-        tokens = vocab(name).encode(text)
-        assert attribute_tokens(text, tokens).sum() == pytest.approx(len(tokens), abs=1e-9)
-
-
-def test_script_attribution_follows_the_covered_bytes(vocab):
-    tok = vocab("cl100k_base")
-    r = analyze_text("hello 안녕", [tok]).results[0]
-    assert r.script_tokens["latin"] == pytest.approx(1.0)  # `hello` is one token
-    assert r.script_tokens["emoji"] == 0 and r.script_tokens["hangul"] > 1
-
-
 def test_korean_costs_more_per_character_than_english(vocab):
     """The seed's point, measured on the shipped samples."""
     for name in ("cl100k_base", "o200k_base", "qwen"):
@@ -70,31 +51,6 @@ def test_korean_costs_more_per_character_than_english(vocab):
     assert cl100k.estimate_error_pct < -60  # the 4-characters rule under-counts Korean badly
     english = analyze_text(sample_text("english.txt"), [vocab("cl100k_base")]).results[0]
     assert abs(english.estimate_error_pct) < 25  # and is about right for English
-
-
-def test_indented_json_costs_more_than_minified(vocab):
-    toks = [vocab(n) for n in BACKENDS]
-    indented = analyze_text(sample_text("json_indented.json"), toks)
-    minified = analyze_text(sample_text("json_minified.json"), toks)
-    for a, b in zip(indented.results, minified.results):
-        assert a.tokens > 1.3 * b.tokens, a.name
-    rows = {r.variant: r for r in format_inflation(sample_text("json_indented.json"), toks)}
-    for name in BACKENDS:
-        assert rows["indent 4"].tokens[name] > rows["minified"].tokens[name]
-        assert rows["as given"].tokens[name] == len(vocab(name).encode(sample_text("json_indented.json")))
-
-
-def test_json_and_indent_variants():
-    v = json_variants('{"k": ["한", 1]}')
-    assert v["minified"] == '{"k":["한",1]}' and v["minified, \\u escapes"] == '{"k":["\\ud55c",1]}'
-    assert v["tabs"] == '{\n\t"k": [\n\t\t"한",\n\t\t1\n\t]\n}'
-    code = "def f():\n    if x:\n        y = (1,\n             2)\n"
-    got = indent_variants(code)
-    assert got["tabs"] == "def f():\n\tif x:\n\t\ty = (1,\n\t\t\t 2)\n"
-    assert got["2 spaces"] == "def f():\n  if x:\n    y = (1,\n       2)\n"
-    assert got["4 spaces"] == code
-    with pytest.raises(ValueError):
-        json_variants("not json")
 
 
 def test_baseline_ratio_cost_and_estimate(vocab):
@@ -124,23 +80,6 @@ def test_empty_text(vocab):
     assert r.budget.fits and r.budget.fraction == 1.0
 
 
-def test_context_budget_marks_where_the_limit_falls(vocab):
-    tok = vocab("cl100k_base")
-    text = sample_text("english.txt")
-    tokens = tok.encode(text)
-    whole = context_budget(text, tokens, len(tokens))
-    assert whole.fits and whole.fit_chars == len(text) and whole.fraction == 1.0
-    half = context_budget(text, tokens, 100)
-    assert not half.fits and half.fit_chars == tokens[100].start
-    assert half.fraction == pytest.approx(tokens[100].start / len(text))
-    assert context_budget(text, tokens, 0).fit_chars == 0
-    # a character cut across the limit does not fit
-    emoji = "a🤷"
-    cut = tok.encode(emoji)
-    assert len(cut) > 2 and cut[1].start == cut[2].start == 1
-    assert context_budget(emoji, cut, 2).fit_chars == 1
-
-
 def test_folder_budget_is_per_file(vocab, tmp_path):
     (tmp_path / "a.txt").write_text("hello " * 50)
     (tmp_path / "b.txt").write_text("hi")
@@ -148,53 +87,6 @@ def test_folder_budget_is_per_file(vocab, tmp_path):
     b = a.results[0].budget
     assert b.files == 2 and b.files_fitting == 1 and not b.fits
     assert b.fit_chars == 2 + len("hello " * 10) - 1  # the space before the 11th token is its start
-
-
-def test_truncate_known_answer_and_no_op(vocab):
-    tok = vocab("cl100k_base")
-    assert truncate_to_tokens(tok, "hello world, hello", 2) == "hello world"
-    text = sample_text("korean.txt")
-    assert truncate_to_tokens(tok, text, len(tok.encode(text))) == text
-    assert truncate_to_tokens(tok, text, 0) == ""
-    with pytest.raises(ValueError):
-        truncate_to_tokens(tok, text, -1)
-
-
-@pytest.mark.parametrize("name", ["cl100k_base", "qwen", "mistral-7b-v0.1"])
-def test_truncate_samples_fit_and_keep_clusters(vocab, name):
-    tok = vocab(name)
-    for file in ("korean.txt", "emoji_chat.txt", "japanese.txt", "logs.log"):
-        text = sample_text(file)
-        for n in (1, 7, 50, 123):
-            cut = truncate_to_tokens(tok, text, n)
-            assert text.startswith(cut) and len(tok.encode(cut)) <= n
-            assert grapheme_floor(text, len(cut)) == len(cut)
-            assert len(cut) > 0 or n < 3
-
-
-def _clusters(text: str) -> list[str]:
-    return regex.findall(r"\X", text)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(st.characters(blacklist_categories=["Cs"]), max_size=80)
-       | st.lists(st.sampled_from(["한", "국", " ", "👨\u200d👩\u200d👧", "🇰🇷", "e\u0301", "\r\n", "ab", "{", "\t",
-                                   "1\ufe0f\u20e3", "根", "い", "😀"]), max_size=40).map("".join),
-       n=st.integers(0, 40), name=st.sampled_from(["cl100k_base", "qwen"]))
-def test_truncation_fits_and_never_cuts_a_character(vocab, text, n, name):
-    tok = vocab(name)
-    cut = truncate_to_tokens(tok, text, n)
-    assert text.startswith(cut)
-    assert len(tok.encode(cut)) <= n
-    clusters = _clusters(cut)
-    assert clusters == _clusters(text)[: len(clusters)]  # whole grapheme clusters only
-    if len(tok.encode(text)) <= n:
-        assert cut == text
-
-
-def test_grapheme_floor():
-    text = "ab👍🏽\r\nc"
-    assert [grapheme_floor(text, i) for i in range(len(text) + 2)] == [0, 1, 2, 2, 4, 4, 6, 7, 7]
 
 
 def test_folder_skips_binary_and_latin1_and_reports_progress(vocab, tmp_path):
