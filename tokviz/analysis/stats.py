@@ -227,7 +227,7 @@ def analyze_text(
 
 
 def analyze_paths(
-    paths: Iterable[str | os.PathLike[str]], tokenizers: Sequence[Tokenizer], *,
+    paths: Sequence[str | os.PathLike[str]], tokenizers: Sequence[Tokenizer], *,
     options: StatsOptions = StatsOptions(), progress: Progress | None = None,
     cancel: threading.Event | None = None, include_hidden: bool = False,
 ) -> Analysis:
