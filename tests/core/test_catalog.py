@@ -96,3 +96,19 @@ def test_broken_user_catalog_is_a_clear_error(tmp_path, monkeypatch):
     (tmp_path / "catalog.json").write_text("{not json")
     with pytest.raises(TokenizerError, match="catalog.json: not a valid tokviz catalog"):
         catalog.entries()
+
+
+def test_default_specs_prefer_the_provisioned_preferred_ones():
+    specs = catalog.default_specs()
+    available = {e.name for e in catalog.entries() if e.available}
+    assert len(specs) >= 3 and set(specs) <= available
+    preferred = [n for n in catalog.PREFERRED if n in available]
+    assert specs[: len(preferred)] == preferred
+    assert catalog.missing_preferred() == [n for n in catalog.PREFERRED if n not in available]
+
+
+def test_a_fresh_machine_with_a_broken_user_catalog_misses_every_preferred_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
+    (tmp_path / "catalog.json").write_text("{not json")
+    assert catalog.missing_preferred() == list(catalog.PREFERRED)
+    assert set(catalog.default_specs()) <= {e.name for e in catalog.builtin_entries() if e.available}

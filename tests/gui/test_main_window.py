@@ -6,10 +6,10 @@ from PySide6.QtCore import QPoint
 from PySide6.QtGui import QTextCursor
 
 from tests.gui.conftest import wait_ready
+from tokviz.core import catalog
 from tokviz.core.resources import sample_text
 from tokviz.core.tokens import TokenKind, hex_bytes
 from tokviz.gui.app import build_window
-from tokviz.gui.compare.window import default_specs
 
 KOREAN_EMOJI_CODE = "안녕하세요 👋🏽 세계!\ndef greet(name):\n    return f'{name} 🎉'\n"
 
@@ -18,7 +18,7 @@ def test_window_builds_with_default_panes(qtbot, settings) -> None:
     window = build_window(settings=settings, restore=False, text="hello")
     qtbot.addWidget(window)
     assert len(window.panes) >= 3
-    assert [p.spec for p in window.panes] == default_specs()
+    assert [p.spec for p in window.panes] == catalog.default_specs()
     wait_ready(qtbot, window)
     assert all(p.result is not None for p in window.panes if p.error is None)
 

@@ -180,6 +180,34 @@ def entries() -> list[CatalogEntry]:
     return list(merged.values())
 
 
+#: The vocabularies a first start compares, in this order (those that are provisioned).
+PREFERRED = ("cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1")
+
+
+def _entries_or_builtin() -> list[CatalogEntry]:
+    try:
+        return entries()
+    except TokenizerError:  # a broken user catalog: fall back to the built-in one
+        return builtin_entries()
+
+
+def default_specs(minimum: int = 3) -> list[str]:
+    """The preferred vocabularies that are provisioned here, topped up to `minimum` from the rest.
+
+    Every catalog format's backend ships with tokviz, so "provisioned" is all it takes to load.
+    """
+    usable = [e.name for e in _entries_or_builtin() if e.available]
+    specs = [name for name in PREFERRED if name in usable]
+    specs += [name for name in usable if name not in specs][: max(minimum - len(specs), 0)]
+    return specs
+
+
+def missing_preferred() -> list[str]:
+    """The preferred vocabularies that are not provisioned here (a fresh machine: all of them)."""
+    available = {e.name for e in _entries_or_builtin() if e.available}
+    return [name for name in PREFERRED if name not in available]
+
+
 def find(name: str) -> CatalogEntry | None:
     key = name.lower()
     for e in entries():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
@@ -24,40 +23,9 @@ from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.compare.pane import TokenPane
 
-PREFERRED = ("cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1")
 DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
 MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings
-BACKEND_MODULES = {
-    "sentencepiece": "tokviz.core.backends.sentencepiece_backend",
-    "tokenizer.json": "tokviz.core.backends.hf_backend",
-}
-
-
-def loadable(entry: catalog.CatalogEntry) -> bool:
-    """Provisioned, and its backend is installed in this build."""
-    module = BACKEND_MODULES.get(entry.format)
-    return entry.available and (module is None or importlib.util.find_spec(module) is not None)
-
-
-def default_specs(minimum: int = 3) -> list[str]:
-    """The preferred catalog vocabularies that load here, topped up to `minimum` from the rest."""
-    try:
-        usable = [e.name for e in catalog.entries() if loadable(e)]
-    except Exception:  # a broken user catalog: fall back to the built-in one
-        usable = [e.name for e in catalog.builtin_entries() if loadable(e)]
-    specs = [name for name in PREFERRED if name in usable]
-    specs += [name for name in usable if name not in specs][: max(minimum - len(specs), 0)]
-    return specs
-
-
-def missing_preferred() -> list[str]:
-    """The preferred catalog vocabularies that are not provisioned here."""
-    try:
-        available = {e.name for e in catalog.entries() if e.available}
-    except Exception:
-        return list(PREFERRED)
-    return [name for name in PREFERRED if name not in available]
 
 
 class MainWindow(QMainWindow):
@@ -80,11 +48,11 @@ class MainWindow(QMainWindow):
         self.tools = ToolWindows(self, self)
         build_menus(self, self.tools)
         saved = self._restore_settings() if restore else {}
-        initial = specs or saved.get("panes") or default_specs()
+        initial = specs or saved.get("panes") or catalog.default_specs()
         policies = saved.get("policies", []) if not specs else []
         for i, spec in enumerate(initial):
             self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
-        if not specs and missing_preferred():  # a fresh machine: offer to fetch the catalog
+        if not specs and catalog.missing_preferred():  # a fresh machine: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
         if text is None and "text" not in saved:  # a first start: something to look at at once
@@ -192,7 +160,7 @@ class MainWindow(QMainWindow):
         return pane
 
     def can_load(self, entry: catalog.CatalogEntry) -> bool:
-        return loadable(entry)
+        return entry.available  # every catalog format's backend ships with tokviz
 
     def offer_fetch(self) -> None:
         self.fetch_bar.offer()
