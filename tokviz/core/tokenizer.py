@@ -26,7 +26,6 @@ from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
 
 AllowedSpecial = Literal["all"] | AbstractSet[str]
 DisallowedSpecial = Literal["all"] | Collection[str]
-SpecialMode = Literal["all", "none", "raise"]
 
 
 class TokenizerError(Exception):

@@ -155,17 +155,10 @@ def _add_scaled(into: Counter[str], other: Counter[str], n: int) -> None:
 _BATCH = 1 << 14  # segments split per findall call (a few hundred kB: well under 100 ms)
 
 
-def count_chunks(text: str, compiled: regex.Pattern[str] | None, counts: Counter[str]) -> None:
-    """Add the chunks of one text to `counts` (see `ChunkCounter` for many texts)."""
-    counter = ChunkCounter(compiled)
-    counter.add(text)
-    counts.update(counter.counts())
-
-
 #: Cut points for the presets: before a space that follows a non-space. No alternative of these
 #: patterns holds a non-space followed by a space and none looks behind, and the text before a cut
 #: ends in a non-space, so `$` and `(?!\S)` see the same as in the whole text. A property test
-#: checks `count_chunks` against `findall` on the whole text.
+#: checks `ChunkCounter` against `findall` on the whole text.
 SEGMENT = re.compile(r" ?(?:[^ ]++|(?<=\s) )*+")
 SEGMENT_SAFE = frozenset({GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN})
 
