@@ -65,7 +65,7 @@ class GGUFMetadata:
         return key in self.fields
 
 
-def is_gguf(path: str | os.PathLike) -> bool:
+def is_gguf(path: str | os.PathLike[str]) -> bool:
     """True when the file starts with the GGUF magic."""
     try:
         with open(path, "rb") as f:
@@ -74,7 +74,7 @@ def is_gguf(path: str | os.PathLike) -> bool:
         return False
 
 
-def read_metadata(path: str | os.PathLike) -> GGUFMetadata:
+def read_metadata(path: str | os.PathLike[str]) -> GGUFMetadata:
     """Read the header and every key/value of a GGUF file (never the tensors).
 
     >>> read_metadata("ggml-vocab-gpt-2.gguf").get("tokenizer.ggml.model")  # doctest: +SKIP

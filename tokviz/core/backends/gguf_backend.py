@@ -91,7 +91,7 @@ class GGUFTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike, *, name: str | None = None) -> "GGUFTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "GGUFTokenizer":
         try:
             meta = read_metadata(path)
         except GGUFError as e:
@@ -252,7 +252,7 @@ class GGUFTokenizer(Tokenizer):
                 datas[k] = text[int(starts[k]):int(ends[k])].encode("utf-8", "surrogatepass")
         return datas
 
-    def _fragments(self, text: str, start: int, end: int):
+    def _fragments(self, text: str, start: int, end: int) -> list[tuple[str, int, int, int]]:
         """llama.cpp's `tokenizer_st_partition` for user-defined tokens (always split out): longest
         token first, every occurrence in every remaining text fragment."""
         frags: list[tuple[str, int, int, int]] = [("text", start, end, -1)]
@@ -573,5 +573,5 @@ def _is_chinese(cp: int) -> bool:
     )
 
 
-def load_gguf(path: str | os.PathLike, *, name: str | None = None) -> GGUFTokenizer:
+def load_gguf(path: str | os.PathLike[str], *, name: str | None = None) -> GGUFTokenizer:
     return GGUFTokenizer.from_file(Path(path), name=name)

@@ -568,7 +568,9 @@ class PreTokenizer:
         return spans
 
 
-def _cut(subject: str, pattern, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _cut(
+    subject: str, pattern: re.Pattern[str] | regex.Pattern[str], spans: list[tuple[int, int]]
+) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for start, end in spans:
         piece = subject[start:end]  # the iterator's range ends here: lookaheads cannot see past it
@@ -585,7 +587,7 @@ def _cut(subject: str, pattern, spans: list[tuple[int, int]]) -> list[tuple[int,
 
 
 @functools.lru_cache(maxsize=None)
-def _step(expr: str):
+def _step(expr: str) -> tuple[str, re.Pattern[str] | regex.Pattern[str]]:
     if expr in _CUSTOM:
         return "custom", regex.compile(expr)
     if any(cat in expr for cat in _CATEGORIES):
@@ -649,7 +651,7 @@ def _category_byte(cp: int) -> str:
     return chr(int(_COLLAPSED[cat][0][2:], 16)) if cat in _COLLAPSED else "\xd0"
 
 
-class _CollapseTable(dict):
+class _CollapseTable(dict[int, str]):
     """`str.translate` table computing each code point's collapsed byte on first use."""
 
     def __missing__(self, cp: int) -> str:
