@@ -7,6 +7,7 @@ Each test points `TOKVIZ_DATA_DIR` at its own folder: a finished run saves into
 from __future__ import annotations
 
 import itertools
+from functools import partial
 import multiprocessing
 import os
 import random
@@ -19,9 +20,9 @@ from PySide6.QtCore import QThread, QTimer
 from tokviz.core import catalog
 from tokviz.core.sidecar import load_trained
 from tokviz.core.tokens import display_text, hex_bytes
-from tokviz.gui.trainer import worker as trainer_worker
 from tokviz.gui.trainer.panel import TrainerPanel, free_base, trained_dir
-from tokviz.gui.trainer.worker import TrainerWorker, TrainingJob
+from tokviz.gui.trainer.worker import TrainingJob, train_in_child
+from tokviz.gui.work.worker import Worker
 from tokviz.training.vocabfile import trained_tokenizer
 
 RUN_MS = 60_000
@@ -219,15 +220,15 @@ def test_closing_mid_run_cancels_waits_and_leaves_no_processes(qtbot, data_dir: 
     before = set(multiprocessing.active_children())
     panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 20_000, jobs=2)
     assert panel.start()
-    controller = panel.controller
+    run = panel.run
     qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "counting"
                     and panel.last_progress.bytes_read > 0, timeout=RUN_MS)
     assert pool_workers(), "the corpus should be counted by worker processes"
     started = time.perf_counter()
     panel.close()
     assert time.perf_counter() - started < 3.0
-    assert not panel.running and controller.thread is None and controller not in trainer_worker._LIVE
-    assert controller.outcome == "cancelled"
+    assert not panel.running and not run.is_running
+    assert run.outcome == "aborted"
     assert not [t for t in panel.findChildren(QThread) if t.isRunning()]
     assert pool_workers() == []
     assert set(multiprocessing.active_children()) <= before
@@ -284,14 +285,15 @@ def test_saved_vocabularies_are_listed_in_a_later_session(qtbot, data_dir: Path,
 
 def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:
     def run(job: TrainingJob, *, cancel_first: bool = False) -> list[str]:
-        worker = TrainerWorker()
+        worker = Worker(partial(train_in_child, training=job))
         ends: list[str] = []
-        worker.finished.connect(lambda _r: ends.append("finished"))
-        worker.failed.connect(lambda _m: ends.append("failed"))
-        worker.cancelled.connect(lambda: ends.append("cancelled"))
+        worker.returned.connect(lambda _r: ends.append("finished"))
+        worker.errored.connect(lambda _e: ends.append("failed"))
+        worker.aborted.connect(lambda: ends.append("cancelled"))
         if cancel_first:
-            worker.cancel()
-        worker.run(job)  # synchronously, on this thread: the signals arrive directly
+            worker.abort()
+        with qtbot.waitSignal(worker.finished, timeout=RUN_MS):
+            worker.start()
         return ends
 
     job = TrainingJob(paths=(str(small_corpus),), vocab_size=300)
@@ -316,9 +318,9 @@ def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir:
     panel.set_paths([str(big_corpus)])
     panel.form.vocab_spin.setValue(256 + 20_000)
     assert panel.start()
-    controller = panel.controller
+    run = panel.run
     qtbot.waitUntil(lambda: panel.last_progress is not None, timeout=RUN_MS)
     window.close()
     qtbot.waitUntil(lambda: not panel.running, timeout=5000)
-    assert controller.outcome == "cancelled"
+    assert run.outcome == "aborted"
     assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())

@@ -226,3 +226,20 @@ def test_an_aborted_child_is_sent_its_cancel_message() -> None:
         assert child.receive(job, cancel="cancel") == ("cancelled",)
         with pytest.raises(Aborted):
             child.receive(job)
+
+
+def test_no_thread_or_process_is_set_up_outside_gui_work() -> None:
+    import re
+    from pathlib import Path
+
+    import tokviz.gui
+
+    gui = Path(tokviz.gui.__file__).parent
+    pattern = re.compile(r"\b(QThread|QThreadPool|moveToThread|threading\.Thread|multiprocessing)\b")
+    offenders = [
+        f"{path.relative_to(gui)}:{n}"
+        for path in gui.rglob("*.py") if path.parent.name != "work"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line.split("#")[0])
+    ]
+    assert offenders == [], "background work goes through tokviz.gui.work: " + ", ".join(offenders)

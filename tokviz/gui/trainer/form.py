@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.gui.trainer.worker import TrainingJob
+from tokviz.training.process import TrainingJob
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import PRESETS, compile_pattern
 

@@ -11,12 +11,13 @@ is picked, so an earlier vocabulary is never overwritten) and announced with
 disk to join the comparison. A cancelled or failed run writes nothing. Saved vocabularies are
 listed (they reopen in later sessions) and can be added to the comparison again.
 
-Closing the panel (or the application quitting) during a run cancels it and waits for the
-thread; the trainer's counting processes are terminated by the trainer itself.
+Closing the panel (or the application quitting, or the panel being deleted) during a run cancels
+it and waits for its `Worker`; the trainer's counting processes are terminated by the trainer itself.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
@@ -46,7 +47,8 @@ from tokviz.gui.trainer.merge_table import MergeTableModel
 from tokviz.gui.trainer.trained_list import TrainedList, free_base, human_bytes, trained_dir
 from tokviz.gui.trainer.form import TrainerForm
 from tokviz.gui.trainer.recut import RecutBox
-from tokviz.gui.trainer.worker import TrainerController, TrainerProgress
+from tokviz.gui.trainer.worker import TrainerProgress, failure_message, train_in_child
+from tokviz.gui.work.worker import Worker
 from tokviz.training import vocabfile
 from tokviz.training.events import TrainingError
 from tokviz.training.trainer import TrainingResult
@@ -76,7 +78,7 @@ class TrainerPanel(QWidget):
         super().__init__(parent)
         self.result: TrainingResult | None = None
         self.saved_path: Path | None = None
-        self.controller: TrainerController | None = None
+        self.run: Worker | None = None  # the training run under way
         self.last_progress: TrainerProgress | None = None
         self._corpus_bytes = 0
         self._build()
@@ -192,7 +194,7 @@ class TrainerPanel(QWidget):
     # -- public API --------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        return self.controller is not None
+        return self.run is not None
 
     def set_compare_text(self, text: str) -> None:
         """The text the vocabulary-size slider re-cuts (the window's current text)."""
@@ -221,30 +223,30 @@ class TrainerPanel(QWidget):
         self.tabs.setTabText(1, "Skipped files")
         self.recut.set_result(None)
         self.status_label.hide()
-        self.controller = TrainerController(job)  # no parent: it outlives a deleted panel until its thread ends
-        self.controller.progress.connect(self._on_progress)
-        self.controller.finished.connect(self._on_finished)
-        self.controller.failed.connect(self._on_failed)
-        self.controller.cancelled.connect(self._on_cancelled)
-        self.controller.ended.connect(self._on_ended)
+        # owned by the panel: a panel deleted mid-run cancels the run and waits for it
+        self.run = Worker(partial(train_in_child, training=job), owner=self, name=f"tokviz-train-{job.name}")
+        self.run.yielded.connect(self._on_progress)
+        self.run.returned.connect(self._on_finished)
+        self.run.errored.connect(self._on_failed)
+        self.run.aborted.connect(self._on_cancelled)
+        self.run.finished.connect(self._on_ended)
         self.progress_bar.setRange(0, 0)
         self.phase_label.setText(f"Starting {job.name}…")
         self.files_label.setText("")
-        self.controller.start()
+        self.run.start()
         self._update_buttons()
         return True
 
     def cancel(self) -> None:
-        if self.controller is not None:
-            self.controller.cancel()
+        if self.run is not None:
+            self.run.abort()
             self.phase_label.setText("Cancelling…")
             self.cancel_button.setEnabled(False)
 
     def shutdown(self) -> None:
-        """Cancel any run and wait for its thread; stop the re-cut thread (on close or quit)."""
-        if self.controller is not None:
-            controller, self.controller = self.controller, None
-            controller.stop()
+        """Cancel any run and wait for it; stop the re-cut worker (on close or quit)."""
+        if self.run is not None:
+            self.run.stop()  # aborted, then finished: _on_ended forgets the run
         self.recut.shutdown()
         self._update_buttons()
 
@@ -254,8 +256,6 @@ class TrainerPanel(QWidget):
 
     # -- progress ----------------------------------------------------------------------------
     def _on_progress(self, p: TrainerProgress) -> None:
-        if self.controller is None or self.sender() is not self.controller:
-            return
         self.last_progress = p
         if p.phase == "counting":
             self._corpus_bytes = p.bytes_read
@@ -300,8 +300,6 @@ class TrainerPanel(QWidget):
 
     # -- endings -----------------------------------------------------------------------------
     def _on_finished(self, result: TrainingResult) -> None:
-        if self.sender() is not self.controller:
-            return
         self.result = result
         self._corpus_bytes = result.corpus.bytes
         self.merges_model.sync(result.merges)
@@ -341,9 +339,8 @@ class TrainerPanel(QWidget):
         self._show(f"Saved {self.saved_path.name} in {self.saved_path.parent}.")
         self.vocabulary_ready.emit(str(self.saved_path))
 
-    def _on_failed(self, message: str) -> None:
-        if self.sender() is not self.controller:
-            return
+    def _on_failed(self, error: Exception) -> None:
+        message = failure_message(error)
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.phase_label.setText("Training failed.")
@@ -351,17 +348,14 @@ class TrainerPanel(QWidget):
         self.run_failed.emit(message)
 
     def _on_cancelled(self) -> None:
-        if self.sender() is not self.controller:
-            return
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.phase_label.setText("Cancelled: nothing was written.")
         self._show("Training cancelled; nothing was written.")
         self.run_cancelled.emit()
 
-    def _on_ended(self, _outcome: str) -> None:
-        if self.sender() is self.controller:
-            self.controller = None
+    def _on_ended(self) -> None:
+        self.run = None
         self._update_buttons()
 
     def _fill_skipped(self, result: TrainingResult) -> None:

@@ -5,17 +5,20 @@ there is none) with only the first k merges; beside it, the token count of that 
 so the flattening is visible: a bigger vocabulary is not free (a bigger embedding table), and each
 added merge saves fewer tokens than the one before.
 
-Encoding runs on a `RecutWorker`'s daemon thread (tiktoken releases the GIL; a long text takes a
-while); the newest request wins.
+Encoding runs on a `Worker` (`serve_recut`: tiktoken releases the GIL; a long text takes a while);
+the newest request of each kind wins.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from tokviz.gui.trainer.curve_chart import CurveChart
-from tokviz.gui.trainer.worker import RecutWorker
+from tokviz.gui.trainer.worker import Counted, CurvePoints, RecutFailed, recut_inbox, serve_recut
+from tokviz.gui.work.worker import Worker
 from tokviz.training.trainer import TrainingResult
 
 DEBOUNCE_MS = 40
@@ -64,7 +67,8 @@ class RecutBox(QWidget):
         row.addWidget(self.curve, 3)
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self._request_count)
-        self._worker: RecutWorker | None = None
+        self._worker: Worker | None = None
+        self._inbox = recut_inbox()
         self.set_text("")
 
     # -- inputs --------------------------------------------------------------------------------
@@ -102,16 +106,12 @@ class RecutBox(QWidget):
             self.slider.setValue(k)
 
     # -- requests ------------------------------------------------------------------------------
-    def _ensure_worker(self) -> RecutWorker:
+    def _ensure_worker(self) -> None:
         if self._worker is None:
-            # no parent: the daemon thread holds the worker until its job is done, so it is never
-            # deleted by the GUI thread while that thread emits from it
-            self._worker = RecutWorker()
-            self.destroyed.connect(self._worker.close)  # a box deleted without shutdown()
-            self._worker.counted.connect(self._on_counted)
-            self._worker.curve.connect(self._on_curve)
-            self._worker.failed.connect(self._on_failed)
-        return self._worker
+            self._inbox = recut_inbox()
+            self._worker = Worker(partial(serve_recut, inbox=self._inbox), owner=self, name="tokviz-recut")
+            self._worker.yielded.connect(self._on_answer)
+            self._worker.start()
 
     def _refresh(self) -> None:
         """A new text or result: redo the curve and the count."""
@@ -122,7 +122,8 @@ class RecutBox(QWidget):
         self._curve_gen += 1
         self.curve.placeholder = "counting…"
         self.curve.x_max = 256 + len(self.result.merges)
-        self._ensure_worker().request_curve(self._curve_gen, self.result, self._text)
+        self._ensure_worker()
+        self._inbox.put("curve", (self._curve_gen, self.result, self._text))
         self._request_count()
 
     def _on_slider(self, k: int) -> None:
@@ -134,9 +135,18 @@ class RecutBox(QWidget):
         if self.result is None:
             return
         self._gen += 1
-        self._ensure_worker().request_count(self._gen, self.result, self._text, self.slider.value())
+        self._ensure_worker()
+        self._inbox.put("count", (self._gen, self.result, self._text, self.slider.value()))
 
     # -- answers -------------------------------------------------------------------------------
+    def _on_answer(self, answer: object) -> None:
+        if isinstance(answer, Counted):
+            self._on_counted(answer.gen, answer.k, answer.tokens)
+        elif isinstance(answer, CurvePoints):
+            self._on_curve(answer.gen, answer.ks, answer.counts)
+        elif isinstance(answer, RecutFailed):
+            self._on_failed(answer.gen, answer.message)
+
     def _on_counted(self, gen: int, k: int, tokens: int) -> None:
         if gen != self._gen or k != self.slider.value():
             return
@@ -164,10 +174,10 @@ class RecutBox(QWidget):
         self.count_label.setText(f"cannot re-cut: {message}")
 
     def shutdown(self) -> None:
-        """Stop counting (on close); a later request starts a fresh worker."""
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        """Stop counting and wait for the count at hand (on close); a later request starts a fresh worker."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
 
 
 def _halves_note(ks: list[int], counts: list[int]) -> str:
