@@ -120,3 +120,13 @@ def test_a_gguf_path_loads_through_the_catalog(tmp_path, vocab_path):
     broken.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(8))
     with pytest.raises(TokenizerError, match="broken.gguf: truncated GGUF header"):
         catalog.load(str(broken))
+
+
+def test_the_pipeline_capabilities(vocab):
+    qwen = vocab("ggml-vocab-qwen2")
+    assert qwen.normalize("a b") is None
+    assert qwen.pre_tokenize("Hello wörld 123") == ["Hello", "ĠwÃ¶rld", "Ġ", "1", "2", "3"]
+    spm = vocab("ggml-vocab-llama-spm")
+    assert spm.normalize("Hello world") == "▁Hello▁world" and spm.pre_tokenize("x") is None
+    assert vocab("ggml-vocab-gemma-4").normalize("a b") == "a▁b"
+    assert vocab("ggml-vocab-bert-bge").pre_tokenize("Héllo, World!") == ["hello", ",", "world", "!"]

@@ -173,6 +173,26 @@ class GGUFTokenizer(Tokenizer):
         pre = f", pre-tokenizer {self.pre}" if self.algorithm == "bpe" else ""
         return f"{self.name} (GGUF {self.model}{pre}, {self.vocab_size:,} ids)"
 
+    def normalize(self, text: str) -> str | None:
+        """Spaces as `▁` (SPM, with the prefix llama.cpp adds; Gemma 4's BPE); None for the others."""
+        if self.algorithm == "spm":
+            return (_SPACE if self.add_space_prefix else "") + text.replace(" ", _SPACE)
+        if self.algorithm == "bpe" and self.escape_whitespaces:
+            return text.replace(" ", _SPACE)
+        return None
+
+    def pre_tokenize(self, text: str) -> list[str] | None:
+        """The words llama.cpp's BPE merges (byte-level ones in GPT-2's alphabet), or WPM's words
+        after lower-casing and accent stripping; None for SPM, which merges the whole text."""
+        if self.algorithm == "bpe":
+            words = [text[a:b] for a, b in self._pretokenizer.split(text)]
+            if self.byte_encode:
+                words = ["".join(BYTE_LEVEL[x] for x in w.encode("utf-8", "surrogatepass")) for w in words]
+            return words
+        if self.algorithm == "wpm":
+            return [word for word, _, _ in self._wpm_words(text, 0, len(text))]
+        return None
+
     def specials_added(self, text: str) -> SpecialsAdded | None:
         before = (self.bos_id,) if self.add_bos and self.bos_id is not None else ()
         after: tuple[int, ...] = ()
