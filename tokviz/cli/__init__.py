@@ -1,6 +1,6 @@
-"""The `tokviz` command line: encode, vocabs, train, stats, extend, chat, gui.
+"""The `tokviz` command line: encode, diff, vocabs, train, stats, extend, chat, gui.
 
-One module per command (`encode`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
+One module per command (`encode`, `diff`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
 `add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
 `main`: one clear line on stderr, a non-zero exit, never a traceback. The app itself is opened by
 `tokviz.__main__` (no command, `gui`, or an option of the app's): this package does not import the
@@ -14,7 +14,7 @@ import sys
 from typing import Sequence
 
 from tokviz import __version__
-from tokviz.cli import chat, encode, extend, stats, vocabs
+from tokviz.cli import chat, diff, encode, extend, stats, vocabs
 from tokviz.cli.errors import CliError, one_line
 from tokviz.core.tokenizer import TokenizerError
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"tokviz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     encode.add_parser(sub)
+    diff.add_parser(sub)
     vocabs.add_parser(sub)
     try:
         from tokviz.cli import train
@@ -55,15 +56,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed command: the one place where errors become one stderr line and an exit status.
 
-    A command may set `prog` (the prefix of its messages, default `tokviz`) and `interrupted`
-    (what to say on Ctrl-C) with `set_defaults`.
+    A command may set `prog` (the prefix of its messages, default `tokviz`), `interrupted`
+    (what to say on Ctrl-C) and `error_status` (default 1; `diff` uses 2, its 1 meaning "differ")
+    with `set_defaults`.
     """
     prog = getattr(args, "prog", "tokviz")
     try:
         return args.run(args)
     except (CliError, TokenizerError, ValueError, OSError) as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
-        return 1
+        return int(getattr(args, "error_status", 1))
     except KeyboardInterrupt:
         print(f"{prog}: {getattr(args, 'interrupted', 'interrupted')}", file=sys.stderr)
         return 130

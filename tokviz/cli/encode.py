@@ -86,6 +86,17 @@ def encoding_json(tokenizer: Tokenizer, tokens: list[Token]) -> dict:
     }
 
 
+def shown_token(t: Token, *, visible_whitespace: bool = True) -> str:
+    """A token as the terminal shows it: its text (whitespace visible), a fragment's bytes in hex
+    after it, a special token by its name."""
+    if t.kind == TokenKind.SPECIAL:
+        return t.piece
+    shown = display_text(t.bytes, visible_whitespace=visible_whitespace)
+    if t.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK):
+        shown = f"{shown}⟨{hex_bytes(t.bytes)}⟩"
+    return shown
+
+
 def print_encoding(
     out: TextIO, tokenizer: Tokenizer, text: str, tokens: list[Token], *, color: bool, visible_whitespace: bool
 ) -> None:
@@ -94,11 +105,7 @@ def print_encoding(
     out.write(f"── {tokenizer.describe()}: {len(tokens)} tokens, {chars} chars, {ratio}\n")
     parts = []
     for n, t in enumerate(tokens):
-        shown = display_text(t.bytes, visible_whitespace=visible_whitespace)
-        if t.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK):
-            shown = f"{shown}⟨{hex_bytes(t.bytes)}⟩"
-        if t.kind == TokenKind.SPECIAL:
-            shown = t.piece
+        shown = shown_token(t, visible_whitespace=visible_whitespace)
         if color:
             style = _KIND_STYLE.get(t.kind) or f"\x1b[48;5;{_BACKGROUNDS[n % len(_BACKGROUNDS)]};38;5;16m"
             parts.append(f"{style}{shown}{_RESET}")
