@@ -155,3 +155,12 @@ def test_stretches_between_made_up_cuttings():
     d = diff_cuttings([cut((0, 1), (1, 2), (2, 4), (4, 6)), cut((0, 2), (2, 3), (3, 4), (4, 6))], 6)
     assert d.stretch_ranges().tolist() == [[0, 2], [2, 4]]
     assert [[t.id for t in s.right] for s in d.stretches()] == [[0], [1, 2]]
+
+
+def test_columns_and_token_lists_give_the_same_diff(vocab):
+    text = KOREAN + " naïve 🦙 emoji\n\tcode()"
+    a, b = vocab("cl100k_base"), vocab("mistral-7b-v0.1")
+    from_columns = diff_texts(text, [a, b])
+    from_lists = diff_cuttings([a.encode(text), b.encode(text)], len(text))
+    assert [c.tolist() for c in from_columns.cuts] == [c.tolist() for c in from_lists.cuts]
+    assert list(from_columns.stretches()) == list(from_lists.stretches()) != []

@@ -33,7 +33,7 @@ import numpy as np
 
 from tokviz.core.columns import TokenColumns
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
-from tokviz.core.tokens import Token
+from tokviz.core.tokens import Token, TokenKind
 
 __all__ = ["BoundaryDiff", "Stretch", "agreement", "cuts_of", "diff_cuttings", "diff_texts"]
 
@@ -112,11 +112,8 @@ class BoundaryDiff:
         """The differing stretches of sides `a` and `b`, in text order, with their tokens."""
         ta, tb = self.tokens[a], self.tokens[b]
         ranges = self.stretch_ranges(a, b)
-        # the tokens starting in [lo, hi): with lo and hi both cuts, exactly those inside
-        ia = np.searchsorted(_spans(ta)[0], ranges, side="left").tolist()
-        ib = np.searchsorted(_spans(tb)[0], ranges, side="left").tolist()
-        for (lo, hi), (a0, a1), (b0, b1) in zip(ranges.tolist(), ia, ib):
-            yield Stretch(lo, hi, list(ta[a0:a1]), list(tb[b0:b1]))
+        for (lo, hi), left, right in zip(ranges.tolist(), _tokens_in(ta, ranges), _tokens_in(tb, ranges)):
+            yield Stretch(lo, hi, left, right)
 
     def count_stretches(self, a: int = 0, b: int = 1) -> int:
         return len(self.stretch_ranges(a, b))
@@ -167,3 +164,30 @@ def _spans(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray]:
     return (np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
             np.fromiter((t.end for t in tokens), dtype=np.int64, count=n))
 
+
+
+def _tokens_in(tokens: Sequence[Token], ranges: np.ndarray) -> Iterator[list[Token]]:
+    """For each `[lo, hi)` of `ranges`, the tokens starting in it: with `lo` and `hi` both cuts,
+    exactly the tokens inside. From columns, the tokens of all the ranges are built in one pass."""
+    bounds = np.searchsorted(_spans(tokens)[0], ranges, side="left")
+    if not isinstance(tokens, TokenColumns):
+        for i0, i1 in bounds.tolist():
+            yield list(tokens[i0:i1])
+        return
+    counts = bounds[:, 1] - bounds[:, 0]
+    # the indices of every range's tokens, concatenated: i0, i0+1, ..., i1-1 per range
+    total = int(counts.sum())
+    index = np.arange(total, dtype=np.int64) + np.repeat(bounds[:, 0] - np.cumsum(counts) + counts, counts)
+    c = tokens.cols
+    kinds = [(i, data, TokenKind(kind), piece) for i, data, kind, piece in c.uniques]
+    built = [
+        Token(kinds[k][0], kinds[k][1], bs, be, st, en, kinds[k][2], kinds[k][3])
+        for k, bs, be, st, en in zip(
+            c.key_index[index].tolist(), c.byte_starts[index].tolist(), c.byte_ends[index].tolist(),
+            c.starts[index].tolist(), c.ends[index].tolist(),
+        )
+    ]
+    at = 0
+    for n in counts.tolist():
+        yield built[at:at + n]
+        at += n
