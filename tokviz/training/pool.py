@@ -5,7 +5,7 @@ it, else spawn; never plain fork: the GUI process runs Qt threads). `count(piece
 deals the pieces out a few at a time as workers finish (a big file is many pieces, so it is
 shared too); each worker adds every piece to one `ChunkCounter` of its own, so a segment seen by
 a worker is split once, and sends its counts back once at the end, as two flat buffers
-(`corpus.compact`) rather than a pickled dict of a million strings.
+(`pieces.compact`) rather than a pickled dict of a million strings.
 
 Lifetime: a worker reads its tasks on a thread of its own; when the parent's end of that pipe
 closes (the parent returned, raised, or was killed by SIGTERM or SIGKILL) the read fails and the
@@ -13,7 +13,7 @@ worker leaves at once with `os._exit`: no traceback, no `BrokenPipeError`. Nothi
 a semaphore or shared memory, so a killed parent leaks none. Ctrl-C is the parent's to handle:
 workers ignore SIGINT and the parent ends them on every way out (`close`).
 
-Protocol, pickled over one-way pipes (counts travel as `corpus.compact` buffers):
+Protocol, pickled over one-way pipes (counts travel as `pieces.compact` buffers):
   -> ("task", [Piece, ...])    <- ("bytes", n) progress, then ("log", PieceLog)
   -> ("finish", n_workers)     <- ("counted", chunks, [segments of length i mod n, for each i])
   -> ("split", [segments])     <- ("chunks", chunks)   last
@@ -33,7 +33,7 @@ from itertools import compress
 from multiprocessing.connection import Connection, wait
 from typing import Sequence
 
-from tokviz.training.corpus import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
+from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.events import Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern, split_segments
 

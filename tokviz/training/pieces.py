@@ -1,0 +1,107 @@
+"""Pieces of corpus files, and chunk counts in a form cheap to send between processes.
+
+Shared by the in-process count (`corpus`) and the worker processes (`pool`); it knows neither.
+"""
+
+from __future__ import annotations
+
+import operator
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tokviz.core.walk import Skipped
+from tokviz.training.pretokenize import ChunkCounter
+
+NonUtf8 = Literal["skip", "replace"]
+
+
+class SkipFile(Exception):
+    """This file cannot be used; the message is the reason reported."""
+
+
+Piece = tuple[str, int, int]  # (path, start byte, end byte or -1 for the end of the file)
+
+
+def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:
+    """Return `(text, n_bytes, replaced)` for one piece of a file; raise SkipFile with the reason."""
+    path, start, end = piece
+    try:
+        with open(path, "rb") as f:
+            if start:
+                f.seek(start)
+            data = f.read() if end < 0 else f.read(end - start)
+    except OSError as e:
+        raise SkipFile(f"unreadable: {e.strerror or e}") from e
+    if b"\0" in data:
+        raise SkipFile("binary (NUL bytes)")
+    try:
+        return data.decode("utf-8"), len(data), False
+    except UnicodeDecodeError as e:
+        if non_utf8 == "skip":
+            raise SkipFile(f"not UTF-8 (byte {start + e.start}: {e.reason})") from e
+        return data.decode("utf-8", errors="replace"), len(data), True
+
+
+@dataclass
+class PieceLog:
+    """What counting some pieces found, per piece: read `(path, bytes, replaced)` or skipped."""
+
+    read: list[tuple[str, int, bool]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def count_pieces(
+    pieces: Sequence[Piece],
+    counter: ChunkCounter,
+    non_utf8: NonUtf8,
+    on_bytes: Callable[[int], None] | None = None,
+) -> PieceLog:
+    """Add the chunks of each readable piece to `counter`; `on_bytes(n)` may raise to cancel."""
+    log = PieceLog()
+    for piece in pieces:
+        try:
+            text, size, replaced = read_piece(piece, non_utf8=non_utf8)
+        except SkipFile as e:
+            log.skipped.append(Skipped(piece[0], str(e)))
+            continue
+        counter.add(text)
+        del text
+        log.read.append((piece[0], size, replaced))
+        if on_bytes is not None:
+            on_bytes(size)
+    return log
+
+
+def compact(counts: Mapping[str, int]) -> tuple[bytes, bytes]:
+    """Chunk counts as two flat buffers: the chunks' UTF-8 joined by NUL, and int64 counts.
+
+    A file with a NUL byte is never counted, so NUL cannot occur in a chunk. Cheap to pickle
+    across a pipe (a dict of a million strings is not), and `expand` turns it into `chunk_key`s
+    with one decode instead of one per chunk.
+    """
+    return "\0".join(counts).encode("utf-8"), array("q", counts.values()).tobytes()
+
+
+def expand(keys: bytes, values: bytes, *, as_text: bool = False) -> dict[str, int]:
+    """`compact`'s buffers back to `chunk_key -> count` (one character per byte), or with
+    `as_text` to the strings themselves."""
+    if not keys and not values:
+        return {}
+    counts = array("q")
+    counts.frombytes(values)
+    return dict(zip(keys.decode("utf-8" if as_text else "latin-1").split("\0"), counts))
+
+
+def add_counts(into: dict[str, int], other: Mapping[str, int], sign: int = 1) -> None:
+    """`into[k] += sign * other[k]` for every k, in C (map and zip, no Python-level loop)."""
+    common = list(into.keys() & other.keys())
+    if sign == 1:
+        fresh = other.keys() - into.keys()
+        into.update(zip(common, map(operator.add, map(into.__getitem__, common), map(other.__getitem__, common))))
+        into.update(zip(fresh, map(other.__getitem__, fresh)))
+        return
+    into.update(zip(common, map(operator.sub, map(into.__getitem__, common), map(other.__getitem__, common))))
+    for key in [k for k in common if not into[k]]:
+        del into[key]
