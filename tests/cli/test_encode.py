@@ -116,3 +116,34 @@ def test_encode_a_gguf_file(capsys, tmp_path, vocab_path):
     broken.write_bytes(b"GGUF\x03\x00\x00\x00")
     code, _, err = run(capsys, "encode", "-t", str(broken), "hi")
     assert code != 0 and "broken.gguf: truncated GGUF header" in err and "Traceback" not in err
+
+
+def test_special_set_naming_a_token_no_vocabulary_has_is_an_error(capsys):
+    code, out, err = run(capsys, "encode", "-t", "qwen", "--special", "<|endoftext|>,<|bogus|>", "a<|endoftext|>")
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "'<|bogus|>'" in err and "qwen" in err
+
+
+def test_special_set_missing_from_one_vocabulary_warns_and_encodes(capsys):
+    code, out, err = run(capsys, "encode", "--json", "-t", "qwen", "-t", "cl100k_base",
+                         "--special", "<|im_start|>", "a<|im_start|>")
+    assert code == 0
+    qwen, cl100k = json.loads(out)
+    assert [t["kind"] for t in qwen["tokens"]][-1] == "special"
+    assert "special" not in [t["kind"] for t in cl100k["tokens"]]
+    assert err == "tokviz: warning: '<|im_start|>' is not a special token of cl100k_base: plain text there\n"
+
+
+def test_a_closed_pipe_ends_quietly():
+    """`tokviz encode ... | head`: the reader leaves after one read; no traceback, no error line."""
+    text = "hello world " * 100_000  # far more output than a pipe buffer holds
+    proc = subprocess.Popen([sys.executable, "-m", "tokviz", "encode", "-t", "cl100k_base", "-"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(text.encode())
+    proc.stdin.close()
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait() == 141
+    assert err == b""

@@ -10,6 +10,7 @@ GUI; `gui` is listed here so that `tokviz --help` names it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
@@ -62,7 +63,14 @@ def run_command(args: argparse.Namespace) -> int:
     """
     prog = getattr(args, "prog", "tokviz")
     try:
-        return args.run(args)
+        status = int(args.run(args))
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:
+        # the reader went away (`tokviz encode ... | head`): stop quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool that pipe killed
     except (CliError, TokenizerError, ValueError, OSError) as e:
         print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
         return int(getattr(args, "error_status", 1))

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tokviz.analysis.diff import BoundaryDiff, Stretch, diff_texts
 from tokviz.cli.encode import read_text, shown_token
-from tokviz.cli.errors import CliError, one_line
+from tokviz.cli.errors import CliError, check_policy, one_line
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, display_text, sanitize
 
@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     text = read_text(args)
     policy = SpecialPolicy.parse(args.special)
     tokenizers = [catalog.load(spec) for spec in args.tokenizers]
+    check_policy(policy, tokenizers)
     try:
         result = diff_texts(text, tokenizers, policy)
     except ValueError as e:

@@ -8,7 +8,7 @@ import os
 import sys
 from typing import TextIO
 
-from tokviz.cli.errors import CliError, decode_input, one_line
+from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
@@ -54,9 +54,10 @@ def run(args: argparse.Namespace) -> int:
     specs = args.tokenizers or ["cl100k_base"]
     text = read_text(args)
     policy = SpecialPolicy.parse(args.special)
+    tokenizers = [catalog.load(spec) for spec in specs]
+    check_policy(policy, tokenizers)
     results = []
-    for spec in specs:
-        tokenizer = catalog.load(spec)
+    for tokenizer in tokenizers:
         try:
             tokens = tokenizer.encode_with(text, policy)
         except ValueError as e:

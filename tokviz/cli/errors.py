@@ -6,6 +6,13 @@ Commands raise `CliError` (or let `TokenizerError`, `ValueError`, `OSError` thro
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
+
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 1."""
@@ -34,3 +41,19 @@ def decode_input(data: bytes, where: str) -> str:
             f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
             f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"
         ) from None
+
+
+def check_policy(policy: SpecialPolicy, tokenizers: Sequence[Tokenizer]) -> None:
+    """Refuse a `--special` set naming a token no given vocabulary has; warn (one stderr line each)
+    about the vocabularies that lack one the others have, since there it stays plain text."""
+    missing = {t.name: policy.unknown_to(t.special_tokens) for t in tokenizers}
+    nowhere = set.intersection(*(set(m) for m in missing.values())) if missing else set()
+    if nowhere:
+        names = ", ".join(repr(n) for n in sorted(nowhere))
+        known = ", ".join(t.name for t in tokenizers)
+        raise CliError(f"--special names {names}, not a special token of {known}; "
+                       f"`tokviz vocabs` lists the vocabularies, --special all parses every special token")
+    for name, tokens in missing.items():
+        if tokens:
+            listed = ", ".join(repr(n) for n in tokens)
+            print(f"tokviz: warning: {listed} is not a special token of {name}: plain text there", file=sys.stderr)

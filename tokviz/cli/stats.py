@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from tokviz.cli.errors import CliError, decode_input
+from tokviz.cli.errors import CliError, check_policy, decode_input
 from tokviz.cli.progress import ProgressBar
 from tokviz.analysis.export import csv_text, json_text, to_csv, to_json
 from tokviz.analysis.inflation import format_inflation
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=by_spec[args.baseline].name if args.baseline else None,
         policy=SpecialPolicy.parse(args.special),
     )
+    check_policy(options.policy, tokenizers)
     analysis, text = _run(args, tokenizers, options)
     for s in analysis.skipped:
         print(f"tokviz: skipped {s.path}: {s.reason}", file=sys.stderr)

@@ -57,6 +57,17 @@ class SpecialPolicy:
             return cls(frozenset(), "all")
         return cls(frozenset(t.strip() for t in spec.split(",") if t.strip()), ())
 
+    def unknown_to(self, special_tokens: Mapping[str, int]) -> list[str]:
+        """The tokens this policy names that a vocabulary does not have (sorted; none for `all`,
+        `none` and `raise`): such text can only ever be plain text there.
+
+        >>> SpecialPolicy.parse("<|endoftext|>,<|bogus|>").unknown_to({"<|endoftext|>": 100257})
+        ['<|bogus|>']
+        """
+        if self.allowed_special == "all":
+            return []
+        return sorted(set(self.allowed_special) - set(special_tokens))
+
     @property
     def label(self) -> str:
         if self.allowed_special == "all":
