@@ -26,13 +26,15 @@ anything (see `vocabfile`).
 from __future__ import annotations
 
 import gc
+import operator
 import heapq
 import threading
 from array import array
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import partial
-from typing import Mapping
+from itertools import accumulate
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -61,11 +63,16 @@ class MergeStats:
 
     def corpus_tokens(self) -> list[int]:
         """Corpus token count before any merge and after each merge."""
-        out, n = [self.initial_tokens], self.initial_tokens
-        for r in self.replaced:
-            n -= r
-            out.append(n)
-        return out
+        return compression_curve(self.initial_tokens, self.replaced)
+
+
+def compression_curve(initial_tokens: int, replaced: Sequence[int]) -> list[int]:
+    """Corpus tokens before any merge and after each, from what each merge removed.
+
+    >>> compression_curve(10, [3, 2])
+    [10, 7, 5]
+    """
+    return list(accumulate(replaced, operator.sub, initial=initial_tokens))
 
 
 class BpeTrainer:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Literal, Sequence
 
 from tokviz.core.walk import collect_files
-from tokviz.training.bpe import MAX_ID, BpeTrainer
+from tokviz.training.bpe import MAX_ID, BpeTrainer, compression_curve
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, chunk_key, compile_pattern, resolve_pattern
@@ -79,11 +79,7 @@ class TrainingResult:
 
     def corpus_tokens(self) -> list[int]:
         """Corpus token count before any merge and after each merge: the compression curve."""
-        out, n = [self.initial_tokens], self.initial_tokens
-        for r in self.replaced:
-            n -= r
-            out.append(n)
-        return out
+        return compression_curve(self.initial_tokens, self.replaced)
 
 
 def _check_options(
