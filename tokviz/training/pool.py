@@ -31,7 +31,7 @@ from collections import Counter, deque
 from dataclasses import dataclass
 from itertools import compress
 from multiprocessing.connection import Connection, wait
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.events import Reporter, TrainingError
@@ -41,7 +41,7 @@ TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish tog
 AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
 
 
-def mp_context() -> multiprocessing.context.BaseContext:
+def mp_context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
     """forkserver where the platform has it, else spawn; never fork (Qt threads in the parent)."""
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
@@ -97,7 +97,7 @@ class CountingPool:
     def __enter__(self) -> "CountingPool":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def pids(self) -> list[int]:
@@ -113,16 +113,19 @@ class CountingPool:
         the counting work. Ticks `reporter` (which raises TrainingCancelled) about every 50 ms.
         """
         todo = _tasks(pieces, sizes or {})
-        log, counts, consumed, paths = PieceLog(), {}, 0, set()
+        log, consumed = PieceLog(), 0
+        counts: dict[str, int] = {}
+        paths: set[str] = set()
         parts: list[list[tuple[bytes, bytes]]] = []
         for w in self.workers:
             self._deal(w, todo)
         by_reader = {w.results: w for w in self.workers}
         while by_reader:
-            for conn in wait(list(by_reader), timeout=0.05):
+            for ready in wait(list(by_reader), timeout=0.05):
+                conn = cast(Connection, ready)  # wait() returns the objects it was given
                 w = by_reader[conn]
                 try:
-                    message = conn.recv()
+                    message: Any = conn.recv()
                 except (EOFError, OSError) as e:
                     w.process.join(1)
                     raise TrainingError(
@@ -174,7 +177,7 @@ class CountingPool:
         self.workers = []
 
 
-def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue) -> None:
+def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue[Any]) -> None:
     """Hand tasks to the counting thread; when the parent is gone, leave at once."""
     try:
         while True:
@@ -199,30 +202,30 @@ def _partition(segments: Counter[str], n: int) -> list[tuple[bytes, bytes]]:
 
 def _serve(tasks: Connection, results: Connection, pattern: str | None, non_utf8: NonUtf8) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent ends us
-    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
     threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
     try:
         compiled = compile_pattern(pattern)
         counter = ChunkCounter(compiled)
         send = results.send
         while True:
-            message = inbox.get()
+            message: Any = inbox.get()
             if message[0] == "task":
                 send(("log", count_pieces(message[1], counter, non_utf8, lambda n: send(("bytes", n)))))
             elif message[0] == "finish":
-                chunks = compact(counter.chunks)
+                counted = compact(counter.chunks)
                 counter.chunks = Counter()
                 parts = _partition(counter.segments, message[1])
                 counter.segments = Counter()
-                send(("counted", chunks, parts))
-                del chunks, parts
+                send(("counted", counted, parts))
+                del counted, parts
             else:  # "split": the segments of one length class, from every worker
                 segments: dict[str, int] = {}
                 for keys, values in message[1]:
                     add_counts(segments, expand(keys, values, as_text=True))
                 del message
-                chunks = Counter()
-                if segments:
+                chunks: Counter[str] = Counter()
+                if segments and compiled is not None:  # with no pattern a text is one chunk: no segments
                     split_segments(segments, compiled, chunks)
                 del segments
                 send(("chunks", compact(chunks)))
