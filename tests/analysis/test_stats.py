@@ -138,3 +138,10 @@ def test_exports_parse_back(vocab, tmp_path):
     assert {r["script"] for r in script_rows(a)} >= {"hangul", "han", "latin", "emoji"}
     assert file_rows(a)[0]["tokens_qwen"] == a.results[1].tokens
     assert not list(tmp_path.glob(".*.tmp"))  # written atomically, no temp file left
+
+
+def test_csv_cells_carry_no_float_noise(tmp_path):
+    from tokviz.analysis.export import csv_text
+
+    text = csv_text([{"tokens": 20.833333333333325, "share": 0.1 + 0.2, "files": 3, "note": None}])
+    assert text.splitlines() == ["tokens,share,files,note", "20.83333333,0.3,3,"]

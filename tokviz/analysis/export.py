@@ -13,13 +13,26 @@ from tokviz.core.files import write_atomic
 
 
 def csv_text(rows: Sequence[Mapping[str, object]]) -> str:
-    """Rows as CSV, columns in first-seen order; None is an empty cell."""
+    """Rows as CSV, columns in first-seen order; None is an empty cell, a float has at most ten
+    significant digits (sums of fractional attributions carry noise like `20.833333333333325`).
+
+    >>> csv_text([{"tokens": 20.833333333333325, "share": 0.1 + 0.2, "files": 3, "note": None}]).splitlines()
+    ['tokens,share,files,note', '20.83333333,0.3,3,']
+    """
     columns = list(dict.fromkeys(k for row in rows for k in row))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, restval="")
     writer.writeheader()
-    writer.writerows({k: ("" if v is None else v) for k, v in row.items()} for row in rows)
+    writer.writerows({k: _cell(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(float(f"{value:.10g}"))  # 1.0 stays 1.0
+    return value
 
 
 def json_text(data: object) -> str:
