@@ -43,16 +43,16 @@ def free_base(folder: Path, name: str) -> Path:
 
 
 def human_bytes(n: float) -> str:
-    """A byte count for people.
+    """A byte count for people, in binary units named as such (it divides by 1024).
 
     >>> human_bytes(1536), human_bytes(12_345_678)
-    ('1.5 KB', '11.8 MB')
+    ('1.5 KiB', '11.8 MiB')
     """
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return f"{n:.1f} GB"
+    return f"{n:.1f} GiB"
 
 
 def describe(path: Path) -> str:
