@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.files"]  # the `tree` fixture of small files on disk
+
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

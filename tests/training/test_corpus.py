@@ -8,34 +8,13 @@ from pathlib import Path
 import pytest
 import regex
 
+from tests.files import write
 from tokviz.core.walk import collect_files
 from tokviz.training import corpus
 from tokviz.training.corpus import count_corpus, read_blocks
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN, chunk_key
 from tokviz.training.trainer import read_word_counts, train
-
-
-def write(root: Path, rel: str, data: bytes | str) -> Path:
-    path = root / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
-    return path
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    write(tmp_path, "a.txt", "hello hello world\n")
-    write(tmp_path, "src/b.py", "def hello(): return 'world'\n")
-    write(tmp_path, "src/deep/c.md", "# hello\n")
-    write(tmp_path, "bin/blob.dat", b"\x7fELF\x00\x01\x02")
-    write(tmp_path, "latin1.txt", "café crème".encode("latin-1"))
-    write(tmp_path, "node_modules/x.js", "var x = 1;\n")
-    return tmp_path
-
-
-def names(files) -> list[str]:
-    return sorted(Path(f).name for f in files)
 
 
 def test_bad_files_are_reported_not_fatal(tree: Path):
