@@ -33,8 +33,8 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 CACHE = Path(os.environ.get("TOKVIZ_BENCH_CACHE", Path.home() / ".cache" / "tokviz-bench"))
 FILE_SIZE = 1 << 20  # the corpus is written as ~1 MB files, like a real folder of documents
@@ -119,7 +119,7 @@ def build_corpus(mb: int, one_file: bool) -> Path:
     for old in target.glob("*.txt"):
         old.unlink()
     budget = mb * 1_000_000
-    out = open(target / "corpus.txt", "wb") if one_file else None
+    out = open(target / "corpus.txt", "wb") if one_file else None  # noqa: SIM115 (closed after the loop)
     for label, (source, share) in SOURCES.items():
         limit, written, part, buf, size = int(budget * share), 0, 0, [], 0
         while written < limit:

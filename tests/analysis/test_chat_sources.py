@@ -8,7 +8,11 @@ import pytest
 
 from tests.analysis.chat_helpers import gguf_file
 from tokviz.analysis.chat_sources import (
-    BUILTIN, TemplateSourceError, choose_template, gguf_templates, hf_templates,
+    BUILTIN,
+    TemplateSourceError,
+    choose_template,
+    gguf_templates,
+    hf_templates,
 )
 
 

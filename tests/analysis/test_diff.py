@@ -7,12 +7,14 @@ import os
 import numpy as np
 import pytest
 import tiktoken
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokviz.analysis.diff import agreement, cuts_of, diff_cuttings, diff_texts
 from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token, TokenKind
+
 
 @pytest.fixture(scope="module")
 def lib():

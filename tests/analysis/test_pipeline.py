@@ -7,11 +7,10 @@ import sys
 
 import pytest
 
-from tokviz.analysis.pipeline import Stage, pipeline, words
-from tokviz.core.tokens import display_text
-
 from tests.core.test_chatglm import _train
 from tests.core.texts import MULTILINGUAL
+from tokviz.analysis.pipeline import Stage, pipeline, words
+from tokviz.core.tokens import display_text
 
 TEXT = "Hello  wörld ｈｉ 根\n\tdone"
 

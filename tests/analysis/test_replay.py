@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.core.texts import MULTILINGUAL
 from tokviz.analysis.replay import (
     ReplayNotApplicable,
     algorithm_of,
@@ -15,8 +16,6 @@ from tokviz.analysis.replay import (
     replay,
     split_chunks,
 )
-
-from tests.core.texts import MULTILINGUAL
 
 BYTE_LEVEL = ["cl100k_base", "qwen", "o200k_base", "llama3"]
 SP_BPE = ["mistral-7b-v0.1", "botchan-bpe-1k"]

@@ -10,7 +10,13 @@ import pytest
 
 from tokviz.analysis.export import to_csv, to_json
 from tokviz.analysis.stats import (
-    AnalysisCancelled, StatsOptions, analyze_paths, analyze_text, file_rows, script_rows, stats_rows,
+    AnalysisCancelled,
+    StatsOptions,
+    analyze_paths,
+    analyze_text,
+    file_rows,
+    script_rows,
+    stats_rows,
 )
 from tokviz.core.resources import sample_text, samples
 from tokviz.core.scripts import SCRIPTS

@@ -65,7 +65,7 @@ def test_json_shape(capsys):
 
 
 def test_stdin_and_special_policy(capsys, monkeypatch):
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO('print("<|endoftext|>")'.encode())))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'print("<|endoftext|>")')))
     code, out, _ = run(capsys, "diff", "--json", "--special", "all", "-t", "qwen", "-t", "qwen", "-")
     assert code == 0 and json.loads(out)["tokenizers"][1]["count"] == 4
 

@@ -94,7 +94,7 @@ def test_undecodable_stdin_via_the_real_script():
 def test_stdin_text(monkeypatch, capsys):
     import io
 
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("hello world".encode())))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"hello world")))
     code, out, _ = run(capsys, "encode", "--json", "-")
     assert code == 0 and json.loads(out)[0]["count"] == 2
 

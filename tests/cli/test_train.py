@@ -12,8 +12,8 @@ from tests.training.texts import TRAINING
 from tokviz.cli import build_parser, main
 from tokviz.cli.progress import ProgressBar
 from tokviz.cli.train import progress_line
-from tokviz.training.events import Progress, TrainingError
 from tokviz.core.sidecar import load_trained
+from tokviz.training.events import Progress, TrainingError
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import pytest
 import tokenizers
 from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
 
+from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.backends.hf_backend import HFTokenizer
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
-from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.patterns import CL100K_PATTERN
 from tokviz.core.tokenizer import PieceType, SpecialsAdded, TokenizerError
 

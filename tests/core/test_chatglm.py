@@ -17,8 +17,8 @@ import sentencepiece as spm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 from tokviz.core.backends.chatglm import ChatGLMTokenizer, blank_token, user_defined_symbols
+from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.core.tokens import TokenKind
 

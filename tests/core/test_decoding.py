@@ -1,7 +1,8 @@
 """Partial decodes, as the Qwen seed shows them on the real Qwen vocabulary."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tokviz.core import catalog
 from tokviz.core.decoding import buffered_stream, decode_buffered, decode_naive, naive_stream

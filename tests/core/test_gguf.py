@@ -10,6 +10,7 @@ from gguf import GGUFReader, GGUFValueType
 
 from tokviz.core.gguf import GGUFError, is_gguf, read_metadata
 
+
 def reference_fields(path) -> dict:
     """Every key/value as llama.cpp's `gguf` package reads it, in plain Python values."""
     fields = {}

@@ -126,7 +126,7 @@ def test_mistral_byte_fallback_tokens_hold_one_byte_each(vocab, char):
     data = char.encode("utf-8")
     assert [t.bytes for t in fallback] == [bytes([b]) for b in data]
     assert [t.piece for t in fallback] == [f"<0x{b:02X}>" for b in data]
-    first = len("x ".encode())
+    first = len(b"x ")
     assert [(t.byte_start, t.byte_end) for t in fallback] == [(first + k, first + k + 1) for k in range(len(data))]
     assert all((t.start, t.end) == (2, 3) for t in fallback)  # each covers the character it is part of
     assert_covering(text, tokens)

@@ -6,7 +6,8 @@ import os
 
 import pytest
 import tiktoken
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tokviz.core import catalog
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file

@@ -1,12 +1,19 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tokviz.core.tokens import (
-    OffsetMap, Token, TokenKind, display_text, hex_bytes, is_fragment, sanitize,
-)
 from tokviz.core.layout import TokenInfo, tokens_from_bytes
+from tokviz.core.tokens import (
+    OffsetMap,
+    Token,
+    TokenKind,
+    display_text,
+    hex_bytes,
+    is_fragment,
+    sanitize,
+)
 
 
 def test_fragment_detection_follows_utf8_wholeness():

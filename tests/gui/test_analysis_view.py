@@ -13,7 +13,15 @@ from PySide6.QtGui import QGuiApplication
 from tokviz.analysis.budget import context_budget
 from tokviz.core.resources import sample_text
 from tokviz.gui.tools.analysis_dialog import (
-    COL_AT, COL_COST, COL_ERR, COL_EST, COL_FIT, COL_RATIO, COL_TOKENS, AnalysisDialog, open_analysis,
+    COL_AT,
+    COL_COST,
+    COL_ERR,
+    COL_EST,
+    COL_FIT,
+    COL_RATIO,
+    COL_TOKENS,
+    AnalysisDialog,
+    open_analysis,
 )
 
 SPECS = ["cl100k_base", "qwen"]

@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for, tooltip_text

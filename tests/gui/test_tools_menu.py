@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from .conftest import TIMEOUT_MS
 
 

@@ -7,11 +7,11 @@ Each test points `TOKVIZ_DATA_DIR` at its own folder: a finished run saves into
 from __future__ import annotations
 
 import itertools
-from functools import partial
 import multiprocessing
 import os
 import random
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest

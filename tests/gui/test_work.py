@@ -213,9 +213,11 @@ def test_a_child_process_answers_and_stops() -> None:
 
 
 def test_a_dead_child_is_an_error_with_its_exit_code() -> None:
-    with ChildProcess(child_targets.die, 3, what="test", name="tokviz-test-die") as child:
-        with pytest.raises(ChildDied, match=r"the test process ended unexpectedly \(exit code 3\)"):
-            child.receive(Job(print))
+    with (
+        ChildProcess(child_targets.die, 3, what="test", name="tokviz-test-die") as child,
+        pytest.raises(ChildDied, match=r"the test process ended unexpectedly \(exit code 3\)"),
+    ):
+        child.receive(Job(print))
 
 
 def test_an_aborted_child_is_sent_its_cancel_message() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.training.texts import TRAINING
 from tokviz.training._educational import train_merges
@@ -73,8 +74,9 @@ def test_matches_reference_on_arbitrary_bytes(chunks):
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.text(alphabet="ab c\n한글é😀", max_size=40), min_size=1, max_size=8))
 def test_text_corpus_matches_reference_and_round_trips(texts):
-    import regex
     from collections import Counter
+
+    import regex
 
     chunks = Counter(c.encode() for t in texts for c in regex.findall(CL100K_PATTERN, t))
     chunks.pop(b"", None)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.training.texts import TRAINING
 from tokviz.training._educational import encode, train_merges

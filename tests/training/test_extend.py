@@ -8,8 +8,8 @@ import pytest
 
 from tokviz.cli import main
 from tokviz.core import catalog
-from tokviz.core.tokenizer import TokenizerError
 from tokviz.core.sidecar import extended_tokenizer
+from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.extend import ExtensionError, learn_extension, read_word_list, save_extension
 
 SEED_WORDS = "我是一只猫\t20\n你是一只猫\t10\n他是一只猫\t5\n一只\t200\n一只猫\t100\n夸张的 比喻手法\t20\n"

@@ -13,7 +13,8 @@ import unicodedata
 
 import pytest
 import tiktoken
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tokenizers import Regex, Tokenizer, pre_tokenizers
 
 from tests.training.texts import HELD_OUT, TRAINING

@@ -7,18 +7,25 @@ from collections import Counter
 
 import pytest
 import regex
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import (
-    CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, PRESETS, ChunkCounter, compile_pattern, resolve_pattern,
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    O200K_PATTERN,
+    PRESETS,
+    ChunkCounter,
+    compile_pattern,
+    resolve_pattern,
 )
 
 
 def test_presets_are_tiktokens_strings():
     from tiktoken_ext import openai_public  # importing downloads nothing; calling would
 
-    assert GPT2_PATTERN == openai_public.r50k_pat_str
+    assert openai_public.r50k_pat_str == GPT2_PATTERN
     source = inspect.getsource(openai_public)
     assert CL100K_PATTERN in source
     for part in O200K_PATTERN.split("|"):

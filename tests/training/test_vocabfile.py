@@ -14,7 +14,10 @@ from tokviz.core.sidecar import load_trained, read_sidecar
 from tokviz.core.tokenizer import TokenizerError
 from tokviz.training.trainer import train_texts
 from tokviz.training.vocabfile import (
-    hf_tokenizer_json, output_paths, save, trained_tokenizer,
+    hf_tokenizer_json,
+    output_paths,
+    save,
+    trained_tokenizer,
 )
 
 SPECIALS = ["<|endoftext|>", "<|pad|>"]

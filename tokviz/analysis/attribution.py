@@ -8,7 +8,7 @@ per-script counts of a text always add up to its token count.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -7,8 +7,8 @@ real tokens of the text; nothing here estimates.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import regex
 
@@ -39,7 +39,7 @@ class ContextBudget:
         """How much of the text fits, in characters (1.0 for an empty text)."""
         return self.fit_chars / self.chars if self.chars else 1.0
 
-    def __add__(self, other: "ContextBudget") -> "ContextBudget":
+    def __add__(self, other: ContextBudget) -> ContextBudget:
         return ContextBudget(
             self.limit, self.tokens + other.tokens, self.fit_chars + other.fit_chars,
             self.chars + other.chars, self.files + other.files, self.files_fitting + other.files_fitting,

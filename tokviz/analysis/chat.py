@@ -17,8 +17,9 @@ This module renders nothing itself (see `chat_template`) and draws nothing (no Q
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 import regex
 

@@ -26,9 +26,10 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import jinja2
 import jinja2.ext
@@ -364,9 +365,9 @@ class _Environment(ImmutableSandboxedEnvironment):
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
                     self.check_length(len(seq) * max(n, 0))
-        if operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float)):
-            if abs(left) > 1 and right * math.log2(abs(left)) > 4096:
-                raise _Stop("stopped: the template computes a number too large to print")
+        if (operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float))
+                and abs(left) > 1 and right * math.log2(abs(left)) > 4096):
+            raise _Stop("stopped: the template computes a number too large to print")
         return self.check_size(super().call_binop(context, operator, left, right))
 
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805

@@ -26,8 +26,8 @@ the tokens of each side in it. `identical` is the stronger fact: the two id sequ
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 import numpy as np
 

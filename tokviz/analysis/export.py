@@ -6,8 +6,8 @@ import csv
 import io
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from tokviz.core.files import write_atomic
 

@@ -6,8 +6,9 @@ JSON minified vs indented (2, 4, tabs) vs `\\u`-escaped; code indented with tabs
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Mapping, Sequence
+from typing import Literal
 
 import regex
 

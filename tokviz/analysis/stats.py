@@ -24,9 +24,9 @@ import dataclasses
 import math
 import os
 import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -85,13 +85,13 @@ class TextStats:
     files: int = 1
 
     @classmethod
-    def of(cls, text: str, classes: np.ndarray | None = None) -> "TextStats":
+    def of(cls, text: str, classes: np.ndarray | None = None) -> TextStats:
         classes = char_classes(text) if classes is None else classes
         counts = np.bincount(classes, minlength=len(SCRIPTS)).tolist()
         lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
         return cls(len(text), _utf8_length(text), len(text.split()), lines, dict(zip(SCRIPTS, counts)))
 
-    def __add__(self, other: "TextStats") -> "TextStats":
+    def __add__(self, other: TextStats) -> TextStats:
         return TextStats(
             self.chars + other.chars, self.bytes + other.bytes, self.words + other.words,
             self.lines + other.lines, _add(self.script_chars, other.script_chars), self.files + other.files,

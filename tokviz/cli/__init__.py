@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from tokviz import __version__
 from tokviz.cli import chat, diff, encode, extend, stats, vocabs

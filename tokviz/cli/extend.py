@@ -21,7 +21,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run(args: argparse.Namespace) -> int:
     from tokviz.core import catalog
     from tokviz.training.extend import (
-        byte_level_bpe, iter_report, learn_extension, read_word_list, save_extension,
+        byte_level_bpe,
+        iter_report,
+        learn_extension,
+        read_word_list,
+        save_extension,
     )
 
     base = catalog.load(args.base)

@@ -13,14 +13,15 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import TextIO
 
-from tokviz.cli.errors import CliError, check_policy, decode_input
-from tokviz.cli.progress import ProgressBar
 from tokviz.analysis.export import csv_text, json_text, to_csv, to_json
 from tokviz.analysis.inflation import format_inflation
 from tokviz.analysis.stats import Analysis, StatsOptions, analyze_paths, analyze_text, stats_rows
+from tokviz.cli.errors import CliError, check_policy, decode_input
+from tokviz.cli.progress import ProgressBar
 from tokviz.core.scripts import SCRIPTS
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from tokviz.core import sidecar
 from tokviz.core.patterns import CL100K_PATTERN
@@ -68,7 +69,7 @@ class CatalogEntry:
     extras: tuple[ExtraFile, ...] = ()
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, user: bool = False) -> "CatalogEntry":
+    def from_json(cls, data: Mapping[str, Any], *, user: bool = False) -> CatalogEntry:
         specials = dict(data.get("special_tokens", {}))
         for rng in data.get("special_token_ranges", []):
             first_n = rng.get("first_n", 0)

@@ -7,8 +7,9 @@ token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) fo
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence, overload
+from typing import Any, overload
 
 import numpy as np
 

@@ -20,7 +20,7 @@ theirs is the newest ids' text, as the whole decode has it.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import REPLACEMENT, TokenKind

@@ -15,9 +15,10 @@ The child first sends ("loaded", TokenizerInfo) or ("load_failed", message).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any, Mapping
+from typing import Any
 
 from tokviz.core.columns import EncodedColumns
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError

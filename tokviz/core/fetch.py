@@ -21,9 +21,9 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
 from tokviz.core.files import write_atomic

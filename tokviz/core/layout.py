@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -97,7 +97,7 @@ class Laid:
         )
 
     @classmethod
-    def of_tokens(cls, tokens: Sequence[Token]) -> "Laid":
+    def of_tokens(cls, tokens: Sequence[Token]) -> Laid:
         n = len(tokens)
 
         def column(field: int) -> np.ndarray:

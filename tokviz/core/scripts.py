@@ -29,7 +29,8 @@ This module does not segment words and does not detect languages (Chinese and Ja
 
 from __future__ import annotations
 
-from typing import Iterator, Literal
+from collections.abc import Iterator
+from typing import Literal
 
 import numpy as np
 import regex

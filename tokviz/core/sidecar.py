@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN

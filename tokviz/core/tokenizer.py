@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import AbstractSet, Any, Collection, Iterable, Iterator, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, Literal, NamedTuple
 
 import regex
 
@@ -46,7 +48,7 @@ class SpecialPolicy:
     disallowed_special: DisallowedSpecial = ()
 
     @classmethod
-    def parse(cls, spec: str | None) -> "SpecialPolicy":
+    def parse(cls, spec: str | None) -> SpecialPolicy:
         """`all` (parse every special token), `none` (plain text, the default), `raise` (tiktoken's
         default: error on any special-token text) or a comma-separated set of tokens to parse."""
         if spec is None or spec == "none":

@@ -21,9 +21,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 

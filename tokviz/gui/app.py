@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication

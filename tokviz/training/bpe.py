@@ -26,15 +26,15 @@ anything (see `vocabfile`).
 from __future__ import annotations
 
 import gc
-import operator
 import heapq
+import operator
 import threading
 from array import array
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
-from typing import Mapping, Sequence
 
 import numpy as np
 

@@ -20,14 +20,22 @@ import os
 import re
 import threading
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tokviz.core.walk import Skipped
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pieces import (
-    NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand, read_piece,
+    NonUtf8,
+    Piece,
+    PieceLog,
+    add_counts,
+    compact,
+    count_pieces,
+    expand,
+    read_piece,
 )
 from tokviz.training.pool import CountingPool
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern

@@ -9,7 +9,7 @@ This module does not train and draws nothing.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from tokviz.training.trainer import TrainingResult
 from tokviz.training.vocabfile import trained_tokenizer

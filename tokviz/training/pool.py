@@ -28,13 +28,14 @@ import signal
 import threading
 from array import array
 from collections import Counter, deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
 from multiprocessing.connection import Connection, wait
-from typing import Any, Sequence, cast
+from typing import Any, cast
 
-from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.events import Reporter, TrainingError
+from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern, split_segments
 
 TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish together
@@ -94,7 +95,7 @@ class CountingPool:
             self.close()
             raise
 
-    def __enter__(self) -> "CountingPool":
+    def __enter__(self) -> CountingPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

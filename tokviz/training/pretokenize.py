@@ -12,13 +12,12 @@ from __future__ import annotations
 import operator
 import re
 from collections import Counter
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import regex
 
-from tokviz.training.events import TrainingError
-
 from tokviz.core.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+from tokviz.training.events import TrainingError
 
 PRESETS: dict[str, str | None] = {
     "gpt2": GPT2_PATTERN,
@@ -96,7 +95,7 @@ class ChunkCounter:
         self.chunks.update(findall(segments[-1]))
         self.segments.update(segments[1:-1])
 
-    def merge(self, other: "ChunkCounter") -> None:
+    def merge(self, other: ChunkCounter) -> None:
         self.chunks.update(other.chunks)
         self.segments.update(other.segments)
 

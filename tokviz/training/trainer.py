@@ -19,9 +19,10 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 from tokviz.core.walk import collect_files
 from tokviz.training.bpe import MAX_ID, BpeTrainer, compression_curve

@@ -28,8 +28,8 @@ import heapq
 import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class GGUFTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "GGUFTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> GGUFTokenizer:
         try:
             meta = read_metadata(path)
         except GGUFError as e:

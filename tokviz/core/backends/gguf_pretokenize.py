@@ -586,7 +586,7 @@ def _cut(
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _step(expr: str) -> tuple[str, re.Pattern[str] | regex.Pattern[str]]:
     if expr in _CUSTOM:
         return "custom", regex.compile(expr)

@@ -30,8 +30,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import tokenizers
@@ -102,7 +103,7 @@ class HFTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "HFTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> HFTokenizer:
         """Load a `tokenizer.json`; a missing file, invalid JSON or JSON that is not a tokenizer is
         a TokenizerError naming the file."""
         path = Path(path)
@@ -115,7 +116,7 @@ class HFTokenizer(Tokenizer):
         return cls.from_str(text, name=name or path.stem, source=str(path))
 
     @classmethod
-    def from_str(cls, text: str, *, name: str = "tokenizer", source: str | None = None) -> "HFTokenizer":
+    def from_str(cls, text: str, *, name: str = "tokenizer", source: str | None = None) -> HFTokenizer:
         where = source or f"tokenizer {name!r}"
         if not text.strip():
             raise TokenizerError(f"{where} is empty: not a tokenizer.json; download it again")
@@ -139,7 +140,7 @@ class HFTokenizer(Tokenizer):
         return cls(tokenizer, name=name, config=config)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer") -> "HFTokenizer":
+    def from_tokenizer(cls, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer") -> HFTokenizer:
         return cls(tokenizer, name=name)
 
     # -- vocabulary -------------------------------------------------------------------------------

@@ -31,9 +31,9 @@ import functools
 import itertools
 import os
 import struct
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
 import sentencepiece as spm
@@ -168,7 +168,7 @@ class SentencePieceTokenizer(Tokenizer):
     # -- loading ----------------------------------------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> "SentencePieceTokenizer":
+    def from_file(cls, path: str | os.PathLike[str], *, name: str | None = None) -> SentencePieceTokenizer:
         """Load a `.model` file; a missing, empty, truncated or foreign file is a TokenizerError
         naming it."""
         path = Path(path)
@@ -181,7 +181,7 @@ class SentencePieceTokenizer(Tokenizer):
     @classmethod
     def from_proto(
         cls, proto: bytes, *, name: str = "sentencepiece", source: str | None = None
-    ) -> "SentencePieceTokenizer":
+    ) -> SentencePieceTokenizer:
         """Load a serialized ModelProto (what `spm.SentencePieceTrainer.train(model_writer=...)`
         writes, or a `.model` file's bytes)."""
         where = source or f"SentencePiece model {name!r}"
@@ -202,7 +202,7 @@ class SentencePieceTokenizer(Tokenizer):
     @classmethod
     def from_processor(
         cls, processor: spm.SentencePieceProcessor, *, name: str = "sentencepiece"
-    ) -> "SentencePieceTokenizer":
+    ) -> SentencePieceTokenizer:
         return cls(processor, name=name)
 
     # -- vocabulary -------------------------------------------------------------------------------

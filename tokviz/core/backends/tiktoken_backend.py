@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import tiktoken
@@ -137,7 +137,7 @@ class TiktokenTokenizer(Tokenizer):
         pattern: str,
         special_tokens: Mapping[str, int] | None = None,
         family: str | None = None,
-    ) -> "TiktokenTokenizer":
+    ) -> TiktokenTokenizer:
         return cls(name, ranks, pattern=pattern, special_tokens=special_tokens, family=family)
 
     @classmethod
@@ -150,7 +150,7 @@ class TiktokenTokenizer(Tokenizer):
         name: str | None = None,
         family: str | None = None,
         extra_ranks: dict[bytes, int] | None = None,
-    ) -> "TiktokenTokenizer":
+    ) -> TiktokenTokenizer:
         ranks = read_rank_file(path)
         if extra_ranks:
             ranks = {**ranks, **extra_ranks}

@@ -6,8 +6,8 @@ each distinct `Cell` object is measured once (cells with the same id and bytes a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 from PySide6.QtGui import QFont, QFontMetricsF
@@ -28,7 +28,7 @@ class Fonts:
     small: QFont
 
     @classmethod
-    def default(cls, base: QFont | None = None) -> "Fonts":
+    def default(cls, base: QFont | None = None) -> Fonts:
         main = QFont(base) if base is not None else QFont()
         small = QFont(main)
         small.setPointSizeF(max(main.pointSizeF() * 0.78, 6.0))

@@ -6,8 +6,9 @@ without a widget. Display text always comes from the core's `display_text`, neve
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 

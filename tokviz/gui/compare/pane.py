@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
-import numpy as np
 from functools import partial
 
+import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget,
+    QComboBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
-from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.encode_server import TokenizerInfo
+from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
-from tokviz.gui.compare.stats_chart import PaneStats
-from tokviz.gui.widgets.theme import icon
-from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.compare.pane_worker import (
-    Loaded, PaneCancelled, PaneFailed, PaneResult, Streamed, TokenizeRequest, pane_inbox, serve_pane,
+    Loaded,
+    PaneCancelled,
+    PaneFailed,
+    PaneResult,
+    Streamed,
+    TokenizeRequest,
+    pane_inbox,
+    serve_pane,
 )
+from tokviz.gui.compare.stats_chart import PaneStats
+from tokviz.gui.compare.token_view import TokenView
+from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Worker, message_of
 
 POLICIES = ("none", "all", "raise")

@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tokviz.core.columns import EncodedColumns, TokenColumns
+from tokviz.core.encode_server import TokenizerInfo, serve
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for
-from tokviz.core.encode_server import TokenizerInfo, serve
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.worker import Aborted, Job
+
 
 @dataclass(frozen=True)
 class TokenizeRequest:

@@ -27,7 +27,7 @@ class PaneStats:
     def tokens_per_100_chars(self) -> float:
         return 100.0 * self.tokens / self.chars if self.chars else 0.0
 
-    def summary(self, first: "PaneStats | None" = None) -> str:
+    def summary(self, first: PaneStats | None = None) -> str:
         """Two lines for the pane footer (`first`: the first pane's stats, None for the first pane).
 
         >>> print(PaneStats(10, 40, 50).summary(PaneStats(8, 40, 50)))

@@ -7,11 +7,17 @@ is whole. Both come from `tokviz.core.decoding`.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
-    QDialog, QGridLayout, QLabel, QPlainTextEdit, QPushButton, QSpinBox, QWidget,
+    QDialog,
+    QGridLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QWidget,
 )
 
 from tokviz.core.decoding import buffered_stream, naive_stream
@@ -52,7 +58,7 @@ class StreamDialog(QDialog):
         self._show_status()
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> "StreamDialog":
+    def from_tokenizer(cls, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> StreamDialog:
         ids = list(ids[:MAX_STREAM_TOKENS])
         naive = list(naive_stream(tokenizer, ids))
         buffered = list(buffered_stream(tokenizer, ids))

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, tooltip_text
-from tokviz.gui.widgets.theme import TokenColors, token_colors
-from tokviz.gui.compare.token_layout import TokenLayout, covering
 from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.token_layout import TokenLayout, covering
+from tokviz.gui.widgets.theme import TokenColors, token_colors
 
 MARGIN = 6.0
 LINE_GAP = 3.0

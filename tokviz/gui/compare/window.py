@@ -7,7 +7,14 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QColor, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QDialog, QFileDialog, QHBoxLayout, QMainWindow, QSplitter, QTextEdit, QVBoxLayout, QWidget,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QMainWindow,
+    QSplitter,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.core import catalog
@@ -16,12 +23,12 @@ from tokviz.gui.compare.editor import InputEditor
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
+from tokviz.gui.compare.pane import TokenPane
 from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
 from tokviz.gui.compare.stream_dialog import StreamDialog
 from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
-from tokviz.gui.compare.pane import TokenPane
 
 DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer

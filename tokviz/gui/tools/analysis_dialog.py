@@ -21,22 +21,42 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QDialog, QDoubleSpinBox, QFileDialog, QHBoxLayout,
-    QHeaderView, QLabel, QListWidget, QProgressBar, QPushButton, QSpinBox, QSplitter, QTableWidget,
-    QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QListWidget,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.analysis.budget import truncate_to_tokens
 from tokviz.analysis.export import to_csv, to_json
 from tokviz.analysis.inflation import InflationRow, format_inflation
 from tokviz.analysis.stats import (
-    DEFAULT_CHARS_PER_TOKEN, Analysis, StatsOptions, analyze_paths, analyze_text, stats_rows,
+    DEFAULT_CHARS_PER_TOKEN,
+    Analysis,
+    StatsOptions,
+    analyze_paths,
+    analyze_text,
+    stats_rows,
 )
 from tokviz.core.tokenizer import Tokenizer
-from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
 from tokviz.gui.tools.tokenizers import load_tokenizer
-from tokviz.gui.work.worker import Job, Worker, message_of
+from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
 from tokviz.gui.widgets.theme import icon
+from tokviz.gui.work.worker import Job, Worker, message_of
 
 # -- the worker ------------------------------------------------------------------------------------
 

@@ -19,18 +19,37 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QFontDatabase
 from PySide6.QtWidgets import (
-    QAbstractItemView, QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QHBoxLayout,
-    QHeaderView, QLabel, QLineEdit, QListWidget, QPlainTextEdit, QPushButton, QRadioButton,
-    QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.core import catalog
 from tokviz.core.tokens import hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
-from tokviz.gui.work.worker import Job, Worker, message_of
 from tokviz.gui.widgets.theme import icon
+from tokviz.gui.work.worker import Job, Worker, message_of
 from tokviz.training.extend import (
-    Extension, learn_extension, read_word_list, save_extension,
+    Extension,
+    learn_extension,
+    read_word_list,
+    save_extension,
 )
 from tokviz.training.extend import parse_words as parse_core_words
 

@@ -19,7 +19,14 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
-    QCheckBox, QDialog, QFrame, QHBoxLayout, QLabel, QStackedWidget, QVBoxLayout, QWidget,
+    QCheckBox,
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.analysis.pipeline import Stage, pipeline
@@ -28,9 +35,9 @@ from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.tools.replay_dialog import Chip, ChipFlow, scrolled
+from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.work.worker import Worker, message_of
-from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 
 MAX_CHARS = 20_000  # a longer text is cut, with a message
 MAX_TEXT_SHOWN = 4_000  # characters of a text stage shown in its box

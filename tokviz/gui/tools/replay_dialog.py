@@ -20,26 +20,59 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from PySide6.QtCore import (
-    QEvent, QModelIndex, QPersistentModelIndex, QPoint, QRectF, QSize, Qt, QTimer, Signal,
+    QEvent,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QRectF,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
 )
 from PySide6.QtGui import (
-    QColor, QFont, QFontMetricsF, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPen,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QHelpEvent,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
 )
 from PySide6.QtWidgets import (
-    QDialog, QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QScrollArea, QSizePolicy,
-    QSlider, QSplitter, QStackedWidget, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolTip,
-    QVBoxLayout, QWidget,
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QSplitter,
+    QStackedWidget,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.analysis.replay import (
-    ChunkReplay, Replay, ReplayNotApplicable, algorithm_of, replay_with,
+    ChunkReplay,
+    Replay,
+    ReplayNotApplicable,
+    algorithm_of,
+    replay_with,
 )
 from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
+from tokviz.gui.widgets.labels import busy_page, plain_text_labels
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.work.worker import Worker, message_of
-from tokviz.gui.widgets.labels import busy_page, plain_text_labels
 
 MAX_CHARS = 5_000  # a longer selection is cut, with a message
 SYNC_CHARS = 2_000  # up to this many characters a given tokenizer replays in the GUI thread

@@ -16,25 +16,51 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer,
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
     Signal,
 )
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
-    QAbstractItemView, QCheckBox, QComboBox, QDialog, QFormLayout, QFrame, QHBoxLayout, QHeaderView,
-    QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox, QSplitter,
-    QStackedWidget, QTableView, QVBoxLayout, QWidget,
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
 )
 
 from tokviz.analysis.vocabulary import (
-    COLUMNS, KINDS, SCRIPTS, VocabFilter, VocabularyTable, occurrences,
+    COLUMNS,
+    KINDS,
+    SCRIPTS,
+    VocabFilter,
+    VocabularyTable,
+    occurrences,
 )
 from tokviz.core import catalog
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.gui.work.worker import Worker, message_of
-from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
+from tokviz.gui.widgets.theme import token_colors
+from tokviz.gui.work.worker import Worker, message_of
 
 DEBOUNCE_MS = 150
 MAX_OFFSETS_SHOWN = 500

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.training.process import TrainingJob
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import PRESETS, compile_pattern
+from tokviz.training.process import TrainingJob
 
 CUSTOM = "custom regex"
 PRESET_TITLES = {"gpt2": "gpt2 (GPT-2)", "cl100k": "cl100k (GPT-4)", "o200k": "o200k (GPT-4o)", "none": "none (no split)"}

@@ -43,10 +43,10 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.gui.trainer.curve_chart import CurveChart, compact
-from tokviz.gui.trainer.merge_table import MergeTableModel
-from tokviz.gui.trainer.trained_list import TrainedList, free_base, human_bytes, trained_dir
 from tokviz.gui.trainer.form import TrainerForm
+from tokviz.gui.trainer.merge_table import MergeTableModel
 from tokviz.gui.trainer.recut import RecutBox
+from tokviz.gui.trainer.trained_list import TrainedList, free_base, human_bytes, trained_dir
 from tokviz.gui.trainer.worker import TrainerProgress, failure_message, train_in_child
 from tokviz.gui.work.worker import Worker
 from tokviz.training import vocabfile
