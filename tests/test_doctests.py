@@ -1,4 +1,4 @@
-"""Every docstring example in tokviz.core and tokviz.training runs and holds (a failing one prints
+"""Every docstring example in tokviz.core, tokviz.analysis and tokviz.training runs and holds (a failing one prints
 what it got)."""
 
 from __future__ import annotations
@@ -9,11 +9,12 @@ import pkgutil
 
 import pytest
 
+import tokviz.analysis
 import tokviz.core
 import tokviz.training
 
 MODULES = sorted(
-    m.name for package in (tokviz.core, tokviz.training)
+    m.name for package in (tokviz.core, tokviz.analysis, tokviz.training)
     for m in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
 )
 
@@ -31,4 +32,4 @@ def tried(prefix: str) -> int:
 def test_the_examples_are_found() -> None:
     assert "tokviz.core.tokens" in MODULES and "tokviz.core.backends.chatglm" in MODULES and tried("tokviz.core.") >= 10
     assert "tokviz.training._educational" in MODULES and "tokviz.training.extend" in MODULES
-    assert tried("tokviz.training.") > 10
+    assert tried("tokviz.training.") > 10 and tried("tokviz.analysis.") >= 5

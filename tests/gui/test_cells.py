@@ -118,11 +118,10 @@ def test_doctests_of_the_gui_helpers() -> None:
 
     import tokviz.gui.compare.cells
     import tokviz.gui.compare.offsets
-    import tokviz.gui.compare.stats_chart
     import tokviz.gui.compare.token_layout
     import tokviz.gui.trainer.trained_list
 
-    for module in (tokviz.gui.compare.cells, tokviz.gui.compare.offsets, tokviz.gui.compare.stats_chart,
+    for module in (tokviz.gui.compare.cells, tokviz.gui.compare.offsets,
                    tokviz.gui.compare.token_layout, tokviz.gui.trainer.trained_list):
         failed, tried = doctest.testmod(module)
         assert tried and not failed, module.__name__

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -98,6 +99,70 @@ class TextStats:
         )
 
 
+class Counts(NamedTuple):
+    """A cut's size: `tokens` for `chars` characters of `bytes` UTF-8 bytes. Ratios are None where
+    they would divide by 0. The pane footers show these; `TokenizerStats` derives its ratios from them.
+
+    >>> Counts(10, 40, 50).chars_per_token, Counts(0, 0, 0).bytes_per_token
+    (4.0, None)
+    """
+
+    tokens: int
+    chars: int
+    bytes: int
+
+    @property
+    def chars_per_token(self) -> float | None:
+        return _ratio(self.chars, self.tokens)
+
+    @property
+    def bytes_per_token(self) -> float | None:
+        return _ratio(self.bytes, self.tokens)
+
+    @property
+    def tokens_per_char(self) -> float | None:
+        return _ratio(self.tokens, self.chars)
+
+    @property
+    def tokens_per_byte(self) -> float | None:
+        return _ratio(self.tokens, self.bytes)
+
+    def summary(self, first: Counts | None = None) -> str:
+        """Two lines for a pane footer (`first`: the first pane's counts, None for the first pane).
+
+        >>> print(Counts(10, 40, 50).summary(Counts(8, 40, 50)))
+        10 tokens · +2 (+25.0%) vs first
+        4.00 chars/tok · 5.00 bytes/tok · 25.0 tok/100 chars
+        >>> print(Counts(0, 0, 0).summary())
+        0 tokens · first pane
+        – chars/tok · – bytes/tok · – tok/100 chars
+        """
+        head = f"{self.tokens:,} tokens"
+        head += f" · {difference(self.tokens, first.tokens)} vs first" if first is not None else " · first pane"
+        per_100 = None if self.tokens_per_char is None else 100 * self.tokens_per_char
+        return (
+            f"{head}\n{_fmt(self.chars_per_token, '.2f')} chars/tok · {_fmt(self.bytes_per_token, '.2f')} "
+            f"bytes/tok · {_fmt(per_100, '.1f')} tok/100 chars"
+        )
+
+
+def difference(count: int, reference: int) -> str:
+    """Say how `count` differs from `reference`.
+
+    >>> difference(12, 10), difference(10, 10), difference(5, 0)
+    ('+2 (+20.0%)', '±0 (0.0%)', '+5')
+    """
+    delta = count - reference
+    sign = "+" if delta > 0 else ("±" if delta == 0 else "")
+    if reference == 0:
+        return f"{sign}{delta}"
+    return f"{sign}{delta} ({100.0 * delta / reference:+.1f}%)".replace("(+0.0%)", "(0.0%)")
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
+
+
 @dataclass(frozen=True)
 class TokenizerStats:
     """One tokenizer's counts for a text (or a folder); ratios are None where they would divide by 0."""
@@ -112,11 +177,15 @@ class TokenizerStats:
     price_per_mtok: float | None = None
     budget: ContextBudget | None = None
 
-    tokens_per_char = property(lambda self: _ratio(self.tokens, self.text.chars))
-    tokens_per_byte = property(lambda self: _ratio(self.tokens, self.text.bytes))
+    @property
+    def counts(self) -> Counts:
+        return Counts(self.tokens, self.text.chars, self.text.bytes)
+
+    tokens_per_char = property(lambda self: self.counts.tokens_per_char)
+    tokens_per_byte = property(lambda self: self.counts.tokens_per_byte)
     tokens_per_word = property(lambda self: _ratio(self.tokens, self.text.words))
-    chars_per_token = property(lambda self: _ratio(self.text.chars, self.tokens))
-    bytes_per_token = property(lambda self: _ratio(self.text.bytes, self.tokens))
+    chars_per_token = property(lambda self: self.counts.chars_per_token)
+    bytes_per_token = property(lambda self: self.counts.bytes_per_token)
 
     @property
     def estimate(self) -> float:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tokviz.analysis.stats import Counts
 from tokviz.core.encode_server import TokenizerInfo
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
@@ -31,7 +32,6 @@ from tokviz.gui.compare.pane_worker import (
     pane_inbox,
     serve_pane,
 )
-from tokviz.gui.compare.stats_chart import PaneStats
 from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Worker, message_of
@@ -253,11 +253,11 @@ class TokenPane(QFrame):
         self.message.emit(f"{self.spec}: {message}")
 
     # -- stats, hover, details -------------------------------------------------------------
-    def stats(self) -> PaneStats | None:
+    def stats(self) -> Counts | None:
         r = self.result
-        return PaneStats(len(r.tokens), r.n_chars, r.n_bytes) if r is not None else None
+        return Counts(len(r.tokens), r.n_chars, r.n_bytes) if r is not None else None
 
-    def show_stats(self, first: PaneStats | None) -> None:
+    def show_stats(self, first: Counts | None) -> None:
         stats = self.stats()
         if stats is not None:
             self.stats_label.setText(stats.summary(first))

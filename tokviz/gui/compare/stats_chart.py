@@ -1,59 +1,10 @@
-"""Per-pane statistics and the small bar chart that compares panes."""
+"""The small bar chart that compares the panes' token counts (the numbers: `analysis.stats.Counts`)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
-
-
-@dataclass(frozen=True)
-class PaneStats:
-    tokens: int
-    chars: int
-    bytes: int
-
-    @property
-    def chars_per_token(self) -> float:
-        return self.chars / self.tokens if self.tokens else 0.0
-
-    @property
-    def bytes_per_token(self) -> float:
-        return self.bytes / self.tokens if self.tokens else 0.0
-
-    @property
-    def tokens_per_100_chars(self) -> float:
-        return 100.0 * self.tokens / self.chars if self.chars else 0.0
-
-    def summary(self, first: PaneStats | None = None) -> str:
-        """Two lines for the pane footer (`first`: the first pane's stats, None for the first pane).
-
-        >>> print(PaneStats(10, 40, 50).summary(PaneStats(8, 40, 50)))
-        10 tokens · +2 (+25.0%) vs first
-        4.00 chars/tok · 5.00 bytes/tok · 25.0 tok/100 chars
-        """
-        head = f"{self.tokens:,} tokens"
-        head += f" · {difference(self.tokens, first.tokens)} vs first" if first is not None else " · first pane"
-        return (
-            f"{head}\n{self.chars_per_token:.2f} chars/tok · {self.bytes_per_token:.2f} bytes/tok · "
-            f"{self.tokens_per_100_chars:.1f} tok/100 chars"
-        )
-
-
-def difference(count: int, reference: int) -> str:
-    """Say how `count` differs from `reference`.
-
-    >>> difference(12, 10), difference(10, 10), difference(5, 0)
-    ('+2 (+20.0%)', '±0 (0.0%)', '+5')
-    """
-    delta = count - reference
-    sign = "+" if delta > 0 else ("±" if delta == 0 else "")
-    if reference == 0:
-        return f"{sign}{delta}"
-    return f"{sign}{delta} ({100.0 * delta / reference:+.1f}%)".replace("(+0.0%)", "(0.0%)")
-
 
 BAR_COLOR = QColor("#8ec5ff")
 TEXT_COLOR = QColor("#1f2937")
