@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
-from tokviz.core.tokens import hex_bytes
+from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Job, Worker, message_of
@@ -60,15 +60,6 @@ COLUMNS = ("Id", "Left", "Right", "Result", "Hex", "Frequency")
 def parse_words(text: str) -> dict[str, int]:
     """Typed words: `word<TAB>frequency`, or `word frequency` (see the core's `parse_words`)."""
     return parse_core_words(text, spaces=True)
-
-
-def show_bytes(data: bytes) -> str:
-    """A token's bytes as text, or as `\\xNN` escapes when they are not whole UTF-8 characters."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "".join(f"\\x{b:02x}" if b >= 0x80 else chr(b) for b in data)
-    return text.replace(" ", "␠").replace("\t", "⇥").replace("\n", "⏎")
 
 
 # -- the worker ------------------------------------------------------------------------------------
@@ -322,7 +313,7 @@ class ExtendDialog(QDialog):
         t.setRowCount(len(ext.merges))
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         for row, m in enumerate(ext.merges):
-            values = (str(m.id), show_bytes(m.left), show_bytes(m.right), show_bytes(m.token),
+            values = (str(m.id), display_text(m.left), display_text(m.right), display_text(m.token),
                       hex_bytes(m.token), f"{m.frequency:,}")
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
