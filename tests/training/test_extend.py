@@ -118,3 +118,18 @@ def test_a_base_without_bpe_ranks_is_refused_first(vocab, capsys, words_file, tm
     assert main(["extend", "mistral-7b-v0.1", str(tmp_path / "no-such-words.txt"), "-o", str(out)]) == 1
     err = capsys.readouterr().err
     assert "extension needs a byte-level BPE (.tiktoken) base, not sentencepiece" in err and not out.exists()
+
+
+def test_a_failed_extension_save_leaves_the_old_pair(vocab, words_file, tmp_path):
+    """The sidecar's place is taken by a folder, so its rename fails after the ranks were
+    renamed: the old extra ranks come back, byte-identical, and no temporary is left."""
+    from tokviz.core.files import SaveError
+
+    extension = learn_extension(vocab("qwen"), read_word_list(words_file))
+    out = tmp_path / "x.tiktoken"
+    out.write_bytes(b"old")
+    (tmp_path / "x.json").mkdir()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(SaveError, match=r"cannot save .*x\.json: Is a directory; nothing was changed"):
+        save_extension(extension, out, base_spec="qwen", base_sha256=catalog.find("qwen").sha256)
+    assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == before

@@ -106,3 +106,45 @@ def test_bad_sidecars(tmp_path: Path):
         read_sidecar(tmp_path / "y.json")
     with pytest.raises(TokenizerError, match="cannot read"):
         load_trained(tmp_path / "missing.tiktoken")
+
+
+SAVE_UNDER_LIMIT = r"""
+import pickle, resource, signal, sys
+from tokviz.training.vocabfile import save
+
+result = pickle.loads(sys.stdin.buffer.read())
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as a full disk would
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), int(sys.argv[2])))
+try:
+    save(result, sys.argv[1])
+except OSError as e:
+    print(e)
+"""
+
+
+def test_a_failed_second_save_leaves_the_first_pair_byte_identical(tmp_path: Path):
+    """The issue's case: a save over a first one fails on the sidecar (the kernel refuses the
+    write): the old ranks must not be replaced, so the pair never loads as a hybrid."""
+    import pickle
+    import subprocess
+    import sys
+
+    first = train_texts(TRAINING, vocab_size=300, pattern="cl100k", special_tokens=["<|endoftext|>"])
+    second = train_texts(TRAINING * 2, vocab_size=320, pattern="none", special_tokens=["<|endoftext|>"])
+    save(first, tmp_path / "v")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    limit = (tmp_path / "v.tiktoken").stat().st_size + 200  # room for the ranks, not the sidecar
+    out = subprocess.run([sys.executable, "-c", SAVE_UNDER_LIMIT, str(tmp_path / "v"), str(limit)],
+                         input=pickle.dumps(second), capture_output=True)
+    assert out.stdout.decode().strip() == f"cannot save {tmp_path / 'v.json'}: File too large; nothing was changed"
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert load_trained(tmp_path / "v.tiktoken").special_tokens == {"<|endoftext|>": first.special_tokens["<|endoftext|>"]}
+
+
+def test_a_pair_from_two_saves_is_refused(tmp_path: Path):
+    """Ranks from one save beside the sidecar of another (a copy, or a kill between the renames)."""
+    save(train_texts(TRAINING, vocab_size=300, pattern="cl100k"), tmp_path / "a")
+    save(train_texts(TRAINING, vocab_size=310, pattern="cl100k"), tmp_path / "b")
+    os.replace(tmp_path / "b.tiktoken", tmp_path / "a.tiktoken")
+    with pytest.raises(TokenizerError, match=r"a\.tiktoken is not the rank file a\.json was saved with"):
+        load_trained(tmp_path / "a.tiktoken")

@@ -34,3 +34,131 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+class SaveError(OSError):
+    """A group save that failed: the message names the file and the cause; the old files are as they were."""
+
+
+class AtomicGroup:
+    """Write several files so that either all of them are replaced or none is.
+
+    Each file goes to a temporary in its own folder and is fsynced; a file that exists is then
+    hard-linked (or, where links are not possible, copied) to a backup beside it; only then are the
+    files moved into place one by one. A failure at any step moves the backups back over the files
+    already replaced, removes what did not exist before and every temporary, and raises one
+    `SaveError` naming the file and the cause. The one window this cannot cover is a kill -9
+    between two of the final renames (microseconds); sidecars record the sha256 of their rank
+    file, so such a pair is refused on load instead of loading as a hybrid.
+
+    `step(what, path)` runs before each filesystem step; it does nothing here (tests override it
+    to fail or to be killed at a given step on a real folder).
+    """
+
+    def __init__(self, files: list[tuple[Path, bytes]]) -> None:
+        self.files = [(Path(p), data) for p, data in files]
+        self._temps: dict[Path, Path] = {}
+        self._backups: dict[Path, Path] = {}
+        self._replaced: list[Path] = []
+
+    def step(self, what: str, path: Path) -> None:
+        """Called before each step ('write', 'backup', 'replace'); a hook for tests."""
+
+    def commit(self) -> None:
+        current = self.files[0][0] if self.files else Path()
+        try:
+            for current, data in self.files:
+                self.step("write", current)
+                self._temps[current] = _write_temp(current, data, self)
+            for current, _ in self.files:
+                if os.path.lexists(current) and not (current.is_dir() and not current.is_symlink()):
+                    self.step("backup", current)
+                    self._backups[current] = _backup(current)
+            for current, _ in self.files:
+                self.step("replace", current)
+                os.replace(self._temps[current], current)
+                del self._temps[current]
+                self._replaced.append(current)
+        except BaseException as e:
+            self._roll_back()
+            if isinstance(e, OSError):
+                raise SaveError(f"cannot save {current}: {e.strerror or e}; nothing was changed") from e
+            raise
+        finally:
+            for tmp in self._temps.values():
+                tmp.unlink(missing_ok=True)
+        for backup in self._backups.values():
+            backup.unlink(missing_ok=True)
+        _fsync_folders({p.parent for p, _ in self.files})
+
+    def _roll_back(self) -> None:
+        for path in reversed(self._replaced):
+            backup = self._backups.pop(path, None)
+            try:
+                if backup is not None:
+                    os.replace(backup, path)
+                else:
+                    path.unlink(missing_ok=True)
+            except OSError:  # pragma: no cover - the backup stays beside the file for the user
+                pass
+        for backup in self._backups.values():
+            backup.unlink(missing_ok=True)
+
+
+def write_files_atomic(files: list[tuple[Path, bytes]]) -> None:
+    """Write every `(path, data)` or none of them (see `AtomicGroup`); SaveError names the file.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_files_atomic([(folder / "a.txt", b"a"), (folder / "b.txt", b"b")])
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a.txt', 'b.txt']
+    """
+    AtomicGroup(files).commit()
+
+
+def _temp_name(path: Path, kind: str) -> Path:
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.{kind}")
+
+
+def _write_temp(path: Path, data: bytes, group: AtomicGroup) -> Path:
+    for _ in range(100):
+        tmp = _temp_name(path, "tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
+    else:  # pragma: no cover
+        raise FileExistsError(f"cannot create a temporary file next to {path}")
+    group._temps[path] = tmp  # registered before writing, so a failed write removes it
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    return tmp
+
+
+def _backup(path: Path) -> Path:
+    backup = _temp_name(path, "old")
+    try:
+        os.link(path, backup, follow_symlinks=False)
+    except OSError:  # a filesystem without hard links: copy instead
+        import shutil
+
+        shutil.copy2(path, backup, follow_symlinks=False)
+    return backup
+
+
+def _fsync_folders(folders: set[Path]) -> None:
+    for folder in folders:
+        try:
+            fd = os.open(folder, os.O_RDONLY)
+        except OSError:  # pragma: no cover - not possible on every platform
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:  # pragma: no cover
+            pass
+        finally:
+            os.close(fd)

@@ -16,6 +16,7 @@ catalog loads it and hands it in), and it writes nothing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -146,7 +147,28 @@ def _checked(path: Path, data: dict[str, Any]) -> dict[str, Any]:
         _check_trained(path, data)
     else:
         _check_extension(path, data)
+    _check_ranks_sha256(path, data)
     return data
+
+
+def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a sidecar beside a rank file it was not written with (a save killed between its two
+    renames, or one file of the pair copied over): loading it would mix two vocabularies."""
+    sha = data.get("ranks_sha256")
+    if sha is None:  # written before the field existed
+        return
+    if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+        raise _field_error(path, "ranks_sha256", "the rank file's sha256 (64 hex digits)", sha)
+    ranks_path = path.with_suffix(".tiktoken")
+    try:
+        digest = hashlib.sha256(ranks_path.read_bytes()).hexdigest()
+    except OSError as e:
+        raise TokenizerError(f"cannot read {ranks_path}: {e.strerror or e}") from e
+    if digest != sha:
+        raise TokenizerError(
+            f"{ranks_path} is not the rank file {path.name} was saved with (sha256 {digest[:12]}..., "
+            f'the sidecar\'s "ranks_sha256" {sha[:12]}...): the pair was not saved together; save it again'
+        )
 
 
 def _check_trained(path: Path, data: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ never overwrite one. This module writes nothing itself; `save_extension` does, a
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import unicodedata
 from collections import Counter
@@ -23,7 +24,7 @@ from pathlib import Path
 
 import regex
 
-from tokviz.core.files import write_atomic
+from tokviz.core.files import write_files_atomic
 from tokviz.core.sidecar import EXTENSION_FORMAT, EXTENSION_VERSION
 from tokviz.core.tokenizer import Tokenizer
 
@@ -205,7 +206,8 @@ def _apply(seg: tuple[bytes, ...], left: bytes, right: bytes) -> tuple[bytes, ..
 
 
 def save_extension(extension: Extension, path: str | Path, *, base_spec: str, base_sha256: str) -> Path:
-    """Write the extra `.tiktoken` (only the new ranks) and its sidecar, each atomically.
+    """Write the extra `.tiktoken` (only the new ranks) and its sidecar, both or neither (a failure
+    leaves the files that were there byte-identical; SaveError names the file and the cause).
 
     The sidecar names the base and its sha256, so loading the extra file alone gives the extended
     tokenizer, and a base that changed since is refused (`tokviz.core.sidecar` reads it).
@@ -214,14 +216,14 @@ def save_extension(extension: Extension, path: str | Path, *, base_spec: str, ba
     lines = (
         f"{base64.b64encode(m.token).decode('ascii')} {m.id}\n" for m in sorted(extension.merges, key=lambda m: m.id)
     )
-    write_atomic(path, "".join(lines).encode("ascii"))
+    ranks = "".join(lines).encode("ascii")
     sidecar = {
         "format": EXTENSION_FORMAT, "version": EXTENSION_VERSION, "base": base_spec, "base_sha256": base_sha256,
         "start_id": extension.start_id,
         "merges": [[m.left.hex(), m.right.hex(), m.frequency, m.id] for m in extension.merges],
-        "warnings": extension.warnings,
+        "warnings": extension.warnings, "ranks_sha256": hashlib.sha256(ranks).hexdigest(),
     }
-    write_atomic(path.with_suffix(".json"), json.dumps(sidecar, ensure_ascii=False, indent=1).encode())
+    write_files_atomic([(path, ranks), (path.with_suffix(".json"), json.dumps(sidecar, ensure_ascii=False, indent=1).encode())])
     return path
 
 

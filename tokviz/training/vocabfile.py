@@ -3,8 +3,9 @@
 `NAME.tiktoken` holds `base64(token bytes) rank` per line (tiktoken's format; ranks 0..255 are the
 bytes, merge i has rank 256 + i). `NAME.json` next to it is the sidecar (`"format": "tokviz-bpe"`,
 `"version": 1`) with the split pattern, special tokens, parameters, corpus summary and the merges
-with their counts. Every file is written to a temporary file in the same folder and moved into
-place with `os.replace`; the sidecar is written last, so a loader that finds it finds the ranks.
+with their counts and the sha256 of the rank file. A save is all or nothing
+(`tokviz.core.files.write_files_atomic`): every file goes to a temporary in the same folder first,
+and a failure at any step leaves the previous files byte-identical.
 
 Loading a saved vocabulary is the core's (`tokviz.core.sidecar.load_trained`, or `catalog.load`
 on the `.tiktoken`), which also defines the format name and version written here. This module does
@@ -14,13 +15,14 @@ not train (see `trainer`).
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, TiktokenTokenizer
-from tokviz.core.files import write_atomic
+from tokviz.core.files import write_files_atomic
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.sidecar import TRAINED_FORMAT, TRAINED_VERSION
 from tokviz.core.tokenizer import TokenizerError
@@ -64,19 +66,21 @@ def sidecar(result: TrainingResult) -> dict[str, Any]:
 
 
 def save(result: TrainingResult, name: str | os.PathLike[str], *, hf_json: bool = False) -> list[Path]:
-    """Write `NAME.tiktoken`, optionally `NAME.tokenizer.json`, then the sidecar `NAME.json`."""
+    """Write `NAME.tiktoken`, optionally `NAME.tokenizer.json`, and the sidecar `NAME.json`, all or
+    none of them: a failure leaves the files that were there byte-identical (SaveError names the
+    file and the cause)."""
     ranks_path, sidecar_path, hf_path = output_paths(name)
     if not ranks_path.parent.is_dir():
         raise TokenizerError(f"cannot save to {ranks_path}: folder {ranks_path.parent} does not exist")
     hf_text = hf_tokenizer_json(result) if hf_json else None  # a pattern it refuses writes nothing
-    write_atomic(ranks_path, rank_file_bytes(result))
-    written = [ranks_path]
+    ranks = rank_file_bytes(result)
+    meta = {**sidecar(result), "ranks_sha256": hashlib.sha256(ranks).hexdigest()}
+    files = [(ranks_path, ranks)]
     if hf_text is not None:
-        write_atomic(hf_path, hf_text.encode("utf-8"))
-        written.append(hf_path)
-    write_atomic(sidecar_path, json.dumps(sidecar(result), ensure_ascii=False, indent=1).encode("utf-8"))
-    written.append(sidecar_path)
-    return written
+        files.append((hf_path, hf_text.encode("utf-8")))
+    files.append((sidecar_path, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")))
+    write_files_atomic(files)
+    return [path for path, _ in files]
 
 
 def trained_tokenizer(result: TrainingResult, *, num_merges: int | None = None) -> TiktokenTokenizer:
