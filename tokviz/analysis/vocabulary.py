@@ -65,6 +65,15 @@ def _codes_of_rows(texts: Sequence[str]) -> np.ndarray:
     return _label_codes(present)
 
 
+def script_codes(texts: Sequence[str]) -> np.ndarray:
+    """The `script_of` label of each text, as indices into `SCRIPT_LABELS`, in one vectorised pass.
+
+    >>> [SCRIPT_LABELS[c] for c in script_codes([" the", "한국", "\\n"])]
+    ['latin', 'hangul', 'whitespace']
+    """
+    return _codes_of_rows(texts)
+
+
 def _label_codes(present: np.ndarray) -> np.ndarray:
     """One label per row from the set of label codes present (a bit mask)."""
     ws, other = 1 << _CODE["whitespace"], 1 << _CODE["other"]

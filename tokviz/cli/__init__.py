@@ -1,6 +1,6 @@
-"""The `tokviz` command line: encode, diff, vocabs, train, stats, extend, chat, gui.
+"""The `tokviz` command line: encode, diff, overlap, vocabs, train, stats, extend, chat, gui.
 
-One module per command (`encode`, `diff`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
+One module per command (`encode`, `diff`, `overlap`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
 `add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
 `main`: one clear line on stderr, a non-zero exit, never a traceback. The app itself is opened by
 `tokviz.__main__` (no command, `gui`, or an option of the app's): this package does not import the
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from tokviz import __version__
-from tokviz.cli import chat, diff, encode, extend, stats, vocabs
+from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, one_line
 from tokviz.core.tokenizer import TokenizerError
 
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     encode.add_parser(sub)
     diff.add_parser(sub)
+    overlap.add_parser(sub)
     vocabs.add_parser(sub)
     try:
         from tokviz.cli import train
