@@ -23,6 +23,7 @@ from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui.trainer.panel import TrainerPanel, free_base, trained_dir
 from tokviz.gui.trainer.worker import TrainingJob, train_in_child
 from tokviz.gui.work.worker import Worker
+from tokviz.training.trainer import TrainOptions
 from tokviz.training.vocabfile import trained_tokenizer
 
 RUN_MS = 60_000
@@ -272,7 +273,7 @@ def test_bad_regex_is_shown_inline_and_blocks_start(qtbot, data_dir: Path, small
     assert "split pattern" in said.args[0] and not panel.running
     form.pattern_edit.setText(r"\w+|\s+|[^\w\s]+")
     assert not form.pattern_error.isVisible() and panel.start_button.isEnabled()
-    assert form.job().pattern == r"\w+|\s+|[^\w\s]+"
+    assert form.job().options.pattern == r"\w+|\s+|[^\w\s]+"
     form.set_paths([])
     with qtbot.waitSignal(panel.message, timeout=1000) as said:
         assert not panel.start()
@@ -308,12 +309,12 @@ def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Pa
             worker.start()
         return ends
 
-    job = TrainingJob(paths=(str(small_corpus),), vocab_size=300)
+    job = TrainingJob((str(small_corpus),), TrainOptions(vocab_size=300))
     assert run(job) == ["finished"]
     assert run(job, cancel_first=True) == ["cancelled"]
     (tmp_path / "void").mkdir()
-    assert run(TrainingJob(paths=(str(tmp_path / "void"),), vocab_size=300)) == ["failed"]
-    assert run(TrainingJob(paths=(str(small_corpus),), vocab_size=300, pattern="(")) == ["failed"]
+    assert run(TrainingJob((str(tmp_path / "void"),), TrainOptions(vocab_size=300))) == ["failed"]
+    assert run(TrainingJob((str(small_corpus),), TrainOptions(vocab_size=300, pattern="("))) == ["failed"]
     assert not (data_dir / "trained").exists()  # the worker itself never writes
 
 

@@ -69,7 +69,7 @@ def progress_line(e: Progress, bar: ProgressBar) -> str:
 def run(args: argparse.Namespace) -> int:
     """Train, save and summarise on stderr; return 0 (errors propagate to the CLI's boundary)."""
     from tokviz.training import vocabfile
-    from tokviz.training.trainer import train
+    from tokviz.training.trainer import TrainOptions, train
 
     err = sys.stderr
     folder = vocabfile.output_paths(args.output)[0].parent
@@ -87,12 +87,13 @@ def run(args: argparse.Namespace) -> int:
         bar.show(progress_line(e, bar), phase=e.phase, last=bool(e.total and e.done >= e.total))
 
     try:
-        result = train(
-            args.paths, vocab_size=args.vocab_size, name=_stem(args.output), pattern=args.pattern,
+        options = TrainOptions(
+            vocab_size=args.vocab_size, name=_stem(args.output), pattern=args.pattern,
             include=args.include, exclude=args.exclude, gitignore=args.gitignore,
             non_utf8=args.non_utf8, special_tokens=args.special, min_frequency=args.min_frequency,
-            jobs=args.jobs, word_counts=args.word_counts, progress=progress,
+            jobs=args.jobs, word_counts=args.word_counts,
         )
+        result = train(args.paths, options, progress=progress)
         written = vocabfile.save(result, args.output, hf_json=args.hf_json)
     except TrainingCancelled as e:
         raise CliError(str(e) or "training cancelled") from None

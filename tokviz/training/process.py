@@ -20,36 +20,19 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tokviz.training.events import Progress
+    from tokviz.training.trainer import TrainOptions
 
 
 @dataclass(frozen=True)
 class TrainingJob:
-    """What to train on and how: `train`'s arguments, as the panel's form gives them."""
+    """What to train on and how, as the panel's form gives them: `train`'s arguments."""
 
     paths: tuple[str, ...]
-    vocab_size: int
-    name: str = "trained"
-    pattern: str = "cl100k"
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    gitignore: bool = False
-    non_utf8: Literal["skip", "replace"] = "skip"
-    special_tokens: tuple[str, ...] = ()
-    min_frequency: int = 2
-    jobs: int | None = None
-    word_counts: str | None = None
-
-    def kwargs(self) -> dict[str, Any]:
-        return {
-            "vocab_size": self.vocab_size, "name": self.name, "pattern": self.pattern,
-            "include": list(self.include), "exclude": list(self.exclude), "gitignore": self.gitignore,
-            "non_utf8": self.non_utf8, "special_tokens": list(self.special_tokens),
-            "min_frequency": self.min_frequency, "jobs": self.jobs, "word_counts": self.word_counts,
-        }
+    options: TrainOptions
 
 
 def _listen(conn: Connection, cancel: threading.Event) -> None:
@@ -76,7 +59,7 @@ def serve_training(conn: Connection, job: TrainingJob) -> None:
 
     try:
         try:
-            result = train(list(job.paths), **job.kwargs(), progress=progress, cancel=cancel)
+            result = train(list(job.paths), job.options, progress=progress, cancel=cancel)
         except TrainingCancelled:
             reply: tuple[Any, ...] = ("cancelled",)
         except TrainingError as e:

@@ -1,6 +1,6 @@
 """Train a byte-level BPE vocabulary: the one entry point for the CLI and the GUI.
 
-`train(paths, vocab_size=..., ...)` walks, counts, merges and returns a `TrainingResult` in memory;
+`train(paths, TrainOptions(vocab_size=...))` (or `train(paths, vocab_size=...)`) walks, counts, merges and returns a `TrainingResult` in memory;
 `train_texts(texts, ...)` does the same for strings. Neither writes anything: save the result
 with `vocabfile.save` (so a cancelled run leaves nothing on disk).
 
@@ -15,6 +15,7 @@ This module does not write files (see `vocabfile`) or parse command lines (see `
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -106,57 +107,73 @@ def _check_options(
     return vocab_size - floor
 
 
+@dataclass(frozen=True)
+class TrainOptions:
+    """How to train: every option of `train`, in one place for the CLI, the trainer panel and the
+    child process that trains for the panel. `pattern` is a preset (`gpt2`, `cl100k`, `o200k`,
+    `none`) or a regex; `word_counts` is an optional file of `chunk<TAB>count` lines, counted as if
+    read."""
+
+    vocab_size: int
+    name: str = "trained"
+    pattern: str = "cl100k"
+    include: Sequence[str] = ()
+    exclude: Sequence[str] = ()
+    gitignore: bool = False
+    non_utf8: NonUtf8 = "skip"
+    special_tokens: Sequence[str] = ()
+    min_frequency: int = 2
+    jobs: int | None = None
+    word_counts: str | os.PathLike[str] | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("include", "exclude", "special_tokens"):  # lists from argparse: keep it hashable
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
 def train(
     paths: Sequence[str | os.PathLike[str]] = (),
+    options: TrainOptions | None = None,
     *,
-    vocab_size: int,
-    name: str = "trained",
-    pattern: str = "cl100k",
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    gitignore: bool = False,
-    non_utf8: NonUtf8 = "skip",
-    special_tokens: Sequence[str] = (),
-    min_frequency: int = 2,
-    jobs: int | None = None,
-    word_counts: str | os.PathLike[str] | None = None,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
+    **fields: Any,
 ) -> TrainingResult:
     """Learn a vocabulary of at most `vocab_size` ids (special tokens included) from files.
 
-    `paths` are files or folders (walked recursively); `word_counts` is an optional file of
-    `chunk<TAB>count` lines, counted as if read. `pattern` is a preset (`gpt2`, `cl100k`, `o200k`,
-    `none`) or a regex.
+    `paths` are files or folders (walked recursively). The options are a `TrainOptions`, or its
+    fields as keywords (`train(paths, vocab_size=1000, pattern="gpt2")`), or both (the keywords win).
     """
+    o = TrainOptions(**fields) if options is None else dataclasses.replace(options, **fields)
+    vocab_size, special_tokens, word_counts = o.vocab_size, o.special_tokens, o.word_counts
     start = time.perf_counter()
-    num_merges = _check_options(vocab_size, special_tokens, min_frequency, jobs)
-    split, preset = resolve_pattern(pattern)
+    num_merges = _check_options(vocab_size, special_tokens, o.min_frequency, o.jobs)
+    split, preset = resolve_pattern(o.pattern)
     if not paths and word_counts is None:
         raise TrainingError("nothing to train on: give files or folders, or a word-count file")
     scan = Reporter(progress, cancel, "scanning")
     try:
-        listing = collect_files(paths, include=include, exclude=exclude, gitignore=gitignore, on_folder=scan.tick)
+        listing = collect_files(paths, include=o.include, exclude=o.exclude, gitignore=o.gitignore, on_folder=scan.tick)
     except FileNotFoundError as e:
         raise TrainingError(f"{e.filename}: no such file or folder") from None
     scan.emit(len(listing.files), files_skipped=len(listing.skipped))
     counts, report = count_corpus(
-        listing.files, pattern=split, non_utf8=non_utf8, jobs=jobs, progress=progress, cancel=cancel
+        listing.files, pattern=split, non_utf8=o.non_utf8, jobs=o.jobs, progress=progress, cancel=cancel
     )
     report.files_skipped = sorted(listing.skipped + report.files_skipped, key=lambda s: s.path)
     if word_counts is not None:
         _add_word_counts(counts, report, Path(word_counts))
     check_corpus(report, counts, [*map(str, paths), *([str(word_counts)] if word_counts else [])])
     params = {
-        "vocab_size": vocab_size, "min_frequency": min_frequency, "jobs": jobs,
-        "include": list(include), "exclude": list(exclude), "gitignore": gitignore,
-        "non_utf8": non_utf8, "paths": [str(p) for p in paths],
+        "vocab_size": vocab_size, "min_frequency": o.min_frequency, "jobs": o.jobs,
+        "include": list(o.include), "exclude": list(o.exclude), "gitignore": o.gitignore,
+        "non_utf8": o.non_utf8, "paths": [str(p) for p in paths],
         "word_counts": str(word_counts) if word_counts else None,
     }
-    trainer = BpeTrainer(counts, min_frequency=min_frequency)
+    trainer = BpeTrainer(counts, min_frequency=o.min_frequency)
     del counts  # the trainer holds the chunks now; the dict would only double the memory
     return _finish(
-        trainer, num_merges, name=name, pattern=split, preset=preset, special_tokens=special_tokens,
+        trainer, num_merges, name=o.name, pattern=split, preset=preset, special_tokens=special_tokens,
         vocab_size=vocab_size, params=params, report=report, progress=progress, cancel=cancel, start=start,
     )
 

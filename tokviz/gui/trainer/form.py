@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import PRESETS, compile_pattern
 from tokviz.training.process import TrainingJob
+from tokviz.training.trainer import TrainOptions
 
 CUSTOM = "custom regex"
 PRESET_TITLES = {"gpt2": "gpt2 (GPT-2)", "cl100k": "cl100k (GPT-4)", "o200k": "o200k (GPT-4o)", "none": "none (no split)"}
@@ -239,15 +240,14 @@ class TrainerForm(QWidget):
         name = self.name_edit.text().strip() or default_name(paths or [word_counts or "trained"], vocab_size)
         if re.search(r"[\\/]", name) or name in (".", ".."):
             raise TrainingError(f"the name {name!r} cannot hold a path separator")
-        return TrainingJob(
-            paths=tuple(paths), vocab_size=vocab_size, name=name, pattern=self.pattern(),
-            include=tuple(split_list(self.include_edit.text())),
-            exclude=tuple(split_list(self.exclude_edit.text())),
+        return TrainingJob(tuple(paths), TrainOptions(
+            vocab_size=vocab_size, name=name, pattern=self.pattern(),
+            include=split_list(self.include_edit.text()), exclude=split_list(self.exclude_edit.text()),
             gitignore=self.gitignore_check.isChecked(), non_utf8=self.non_utf8_combo.currentData(),
-            special_tokens=tuple(split_list(self.special_edit.text())),
+            special_tokens=split_list(self.special_edit.text()),
             min_frequency=self.min_freq_spin.value(), jobs=self.jobs_spin.value() or None,
             word_counts=word_counts,
-        )
+        ))
 
     def set_running(self, running: bool) -> None:
         self.setEnabled(not running)

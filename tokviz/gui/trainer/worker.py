@@ -90,7 +90,7 @@ def train_in_child(job: Job, *, training: TrainingJob) -> Generator[TrainerProgr
     """Train in a child process; yield progress, return the result (see the module docstring)."""
     batcher = ProgressBatcher()
     # not a daemon: the trainer's counting pool needs children of its own
-    child = ChildProcess(serve_training, training, what="training", name=f"tokviz-train-{training.name}",
+    child = ChildProcess(serve_training, training, what="training", name=f"tokviz-train-{training.options.name}",
                          daemon=False, grace_s=2.0)
     with child:
         while True:
