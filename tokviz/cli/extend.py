@@ -12,22 +12,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     ext = subparsers.add_parser("extend", help="learn merges that make given words single tokens of a BPE vocabulary")
     ext.add_argument("base", help="the base vocabulary: catalog name or .tiktoken file")
     ext.add_argument("words", help="word list: one 'word<TAB>frequency' per line")
-    ext.add_argument("-o", "--output", required=True, help="the extra .tiktoken to write (only the new ranks)")
+    ext.add_argument("-o", "--output", required=True, help="the extra .tiktoken to write (only the new ranks; OUT.json beside it)")
+    ext.add_argument("--force", action="store_true", help="overwrite OUT.tiktoken/OUT.json even if they are not a tokviz extension")
     ext.add_argument("--start-id", type=int, help="first new id (default: after the base's ids and special tokens)")
     ext.set_defaults(run=run)
     return ext
 
 
 def run(args: argparse.Namespace) -> int:
+    from tokviz.cli.outputs import check_outputs
     from tokviz.core import catalog
+    from tokviz.core.sidecar import EXTENSION_FORMAT, sidecar_path
     from tokviz.training.extend import (
         byte_level_bpe,
+        extension_paths,
         iter_report,
         learn_extension,
         read_word_list,
         save_extension,
     )
 
+    entry = catalog.find(args.base)
+    base_file = entry.path if entry is not None else Path(args.base).expanduser()
+    outputs = extension_paths(args.output)
+    check = {"fmt": EXTENSION_FORMAT, "force": args.force, "base": (base_file, sidecar_path(base_file))}
+    check_outputs(outputs, **check)  # before any work: the base first, then files in the way
     base = catalog.load(args.base)
     byte_level_bpe(base)  # before reading the words: a base that cannot be extended is the first error
     words = read_word_list(args.words)
@@ -36,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     if not extension.merges:
         raise CliError(f"{args.words}: no new merges to learn (every word was skipped); nothing written")
-    entry = catalog.find(args.base)
+    check_outputs(outputs, **check)  # again: a file may have appeared while learning
     if entry is not None:
         base_spec, base_sha = entry.name, entry.sha256
     else:

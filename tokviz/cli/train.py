@@ -45,6 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")
+    p.add_argument("--force", action="store_true", help="overwrite NAME.* even if they are not a vocabulary tokviz trained as NAME")
     p.set_defaults(run=run, prog="tokviz train", interrupted="interrupted; nothing written")
     return p
 
@@ -68,13 +69,17 @@ def progress_line(e: Progress, bar: ProgressBar) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, save and summarise on stderr; return 0 (errors propagate to the CLI's boundary)."""
+    from tokviz.cli.outputs import check_outputs
+    from tokviz.core.sidecar import TRAINED_FORMAT
     from tokviz.training import vocabfile
     from tokviz.training.trainer import TrainOptions, train
 
     err = sys.stderr
-    folder = vocabfile.output_paths(args.output)[0].parent
-    if not folder.is_dir():  # say so before a long training run, not after it
-        raise CliError(f"cannot save to {args.output}: folder {folder} does not exist")
+    ranks_path, sidecar_path, hf_path = vocabfile.output_paths(args.output)
+    if not ranks_path.parent.is_dir():  # say so before a long training run, not after it
+        raise CliError(f"cannot save to {args.output}: folder {ranks_path.parent} does not exist")
+    outputs = [ranks_path, sidecar_path, *([hf_path] if args.hf_json else [])]
+    check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)
     if args.hf_json:  # a pattern a tokenizer.json cannot hold: say so before training, not after
         from tokviz.training.pretokenize import resolve_pattern
 
@@ -94,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=args.jobs, word_counts=args.word_counts,
         )
         result = train(args.paths, options, progress=progress)
+        check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)  # appeared meanwhile?
         written = vocabfile.save(result, args.output, hf_json=args.hf_json)
     except TrainingCancelled as e:
         raise CliError(str(e) or "training cancelled") from None

@@ -205,14 +205,27 @@ def _apply(seg: tuple[bytes, ...], left: bytes, right: bytes) -> tuple[bytes, ..
     return tuple(out)
 
 
+def extension_paths(path: str | Path) -> tuple[Path, Path]:
+    """`(OUT.tiktoken, OUT.json)` for an output named with either suffix or none.
+
+    >>> [p.name for p in extension_paths("out/ext.json")], extension_paths("ext")[0].name
+    (['ext.tiktoken', 'ext.json'], 'ext.tiktoken')
+    """
+    path = Path(path)
+    if path.suffix in (".tiktoken", ".json"):
+        path = path.with_suffix("")
+    return path.with_name(path.name + ".tiktoken"), path.with_name(path.name + ".json")
+
+
 def save_extension(extension: Extension, path: str | Path, *, base_spec: str, base_sha256: str) -> Path:
     """Write the extra `.tiktoken` (only the new ranks) and its sidecar, both or neither (a failure
     leaves the files that were there byte-identical; SaveError names the file and the cause).
 
     The sidecar names the base and its sha256, so loading the extra file alone gives the extended
-    tokenizer, and a base that changed since is refused (`tokviz.core.sidecar` reads it).
+    tokenizer, and a base that changed since is refused (`tokviz.core.sidecar` reads it). `path`
+    may end in `.tiktoken`, `.json` or neither (`extension_paths`); the rank file's path is returned.
     """
-    path = Path(path)
+    path, sidecar_file = extension_paths(path)
     lines = (
         f"{base64.b64encode(m.token).decode('ascii')} {m.id}\n" for m in sorted(extension.merges, key=lambda m: m.id)
     )
@@ -223,7 +236,7 @@ def save_extension(extension: Extension, path: str | Path, *, base_spec: str, ba
         "merges": [[m.left.hex(), m.right.hex(), m.frequency, m.id] for m in extension.merges],
         "warnings": extension.warnings, "ranks_sha256": hashlib.sha256(ranks).hexdigest(),
     }
-    write_files_atomic([(path, ranks), (path.with_suffix(".json"), json.dumps(sidecar, ensure_ascii=False, indent=1).encode())])
+    write_files_atomic([(path, ranks), (sidecar_file, json.dumps(sidecar, ensure_ascii=False, indent=1).encode())])
     return path
 
 

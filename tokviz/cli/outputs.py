@@ -1,0 +1,55 @@
+"""Output files a command may write: only its own kind of vocabulary, never the base it read.
+
+`tokviz train -o NAME` and `tokviz extend ... -o OUT` replace a vocabulary they wrote before
+(a `NAME.json` sidecar of their format, and for `train` of the same name), and refuse anything
+else that is in the way, a user's `package.json` or `settings.tiktoken`, unless `--force`;
+`extend` never writes over the files of its base, not even with `--force`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from tokviz.cli.errors import CliError
+from tokviz.core.sidecar import sidecar_path
+
+
+def owned(ranks_path: Path, *, fmt: str, name: str | None = None) -> bool:
+    """True when `NAME.json` beside `ranks_path` is a tokviz sidecar of `fmt` (named `name`)."""
+    try:
+        data = json.loads(sidecar_path(ranks_path).read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("format") == fmt and (name is None or data.get("name") == name)
+
+
+def check_outputs(
+    paths: Sequence[Path], *, fmt: str, name: str | None = None, force: bool = False,
+    base: Sequence[Path] = (),
+) -> None:
+    """Refuse to write `paths` (ranks first) over files that are not this command's own output.
+
+    `base`: files the command reads (an extension's base and its sidecar), never overwritten.
+    """
+    for path in paths:
+        if any(_same(path, b) for b in base):
+            raise CliError(f"{path} is the base vocabulary's own file; write the output elsewhere (another -o)")
+    existing = [p for p in paths if os.path.lexists(p)]
+    if not existing or force or owned(paths[0], fmt=fmt, name=name):
+        return
+    what = f"a tokviz vocabulary named {name!r}" if name else f"a {fmt} vocabulary"
+    raise CliError(
+        f"{existing[0]} exists and is not {what}; refusing to overwrite it (choose another -o, or --force)"
+    )
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.expanduser().resolve() == b.expanduser().resolve()
