@@ -6,10 +6,11 @@ import csv
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from tokviz.core.files import write_atomic
+from tokviz.core.tokens import Token
 
 
 def csv_text(rows: Sequence[Mapping[str, object]]) -> str:
@@ -47,3 +48,32 @@ def to_csv(rows: Sequence[Mapping[str, object]], path: str | os.PathLike[str]) -
 def to_json(data: object, path: str | os.PathLike[str]) -> None:
     """Write JSON-ready data (say `Analysis.to_dict()`) as a UTF-8 file, atomically."""
     write_atomic(Path(path), json_text(data).encode("utf-8"))
+
+
+def encoding_record(name: str, family: str, tokens: Sequence[Token]) -> dict[str, object]:
+    """One tokenizer's tokens as `tokviz encode --json` prints them (and the GUI copies them).
+
+    >>> from tokviz.core.tokens import Token, TokenKind
+    >>> r = encoding_record("cl100k_base", "tiktoken", [Token(15339, b"hi", 0, 2, 0, 2, TokenKind.NORMAL, "hi")])
+    >>> r["tokenizer"], r["count"], r["tokens"][0]
+    ('cl100k_base', 1, {'id': 15339, 'bytes': '6869', 'start': 0, 'end': 2, 'kind': 'normal', 'text': 'hi', 'piece': 'hi'})
+    """
+    return {
+        "tokenizer": name,
+        "family": family,
+        "count": len(tokens),
+        "tokens": [
+            {"id": t.id, "bytes": t.bytes.hex(), "start": t.start, "end": t.end, "kind": t.kind.value,
+             "text": t.text, "piece": t.piece}
+            for t in tokens
+        ],
+    }
+
+
+def ids_text(ids: Iterable[int]) -> str:
+    """Token ids as a list literal, as Python and JSON read it.
+
+    >>> ids_text([15339, 1917])
+    '[15339, 1917]'
+    """
+    return "[" + ", ".join(str(int(i)) for i in ids) + "]"

@@ -8,6 +8,7 @@ import os
 import sys
 from typing import TextIO
 
+from tokviz.analysis.export import encoding_record
 from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
@@ -75,16 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def encoding_json(tokenizer: Tokenizer, tokens: list[Token]) -> dict:
-    return {
-        "tokenizer": tokenizer.name,
-        "family": tokenizer.family,
-        "count": len(tokens),
-        "tokens": [
-            {"id": t.id, "bytes": t.bytes.hex(), "start": t.start, "end": t.end, "kind": t.kind.value,
-             "text": t.text, "piece": t.piece}
-            for t in tokens
-        ],
-    }
+    return encoding_record(tokenizer.name, tokenizer.family, tokens)
 
 
 def shown_token(t: Token, *, visible_whitespace: bool = True) -> str:

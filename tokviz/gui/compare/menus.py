@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QMenuBar
 from tokviz.core import catalog
 from tokviz.core.resources import samples
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
+from tokviz.gui.compare.export_copy import COPY_SHORTCUTS, COPY_TITLES, CopyWhat
 from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
 
@@ -40,10 +41,12 @@ class MenuHost(Protocol):
     def offer_fetch(self) -> None: ...
     def remove_pane(self, pane: Any) -> None: ...
     def move_pane(self, pane: Any, delta: int) -> None: ...
+    def copy_from_pane(self, what: CopyWhat) -> None: ...
 
 
 def build_menus(window: MenuHost, tools: ToolWindows) -> None:
     _file_menu(window)
+    _edit_menu(window)
     _samples_menu(window)
     _view_menu(window)
     _tokenizers_menu(window)
@@ -56,6 +59,17 @@ def _file_menu(w: MenuHost) -> None:
     menu.addAction(icon("add"), "Open &vocabulary…", w.choose_vocab_file)
     menu.addSeparator()
     menu.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
+
+
+def _edit_menu(w: MenuHost) -> None:
+    """Copy from the current pane (the focused one, else the one with a selection, else the first);
+    Ctrl+C stays the editor's and the focused pane's own."""
+    menu = w.menuBar().addMenu("&Edit")
+    for what, title in COPY_TITLES.items():
+        shortcut = COPY_SHORTCUTS[what] if what != "text" else None
+        action = menu.addAction(title, lambda x=what: w.copy_from_pane(x))
+        if shortcut:
+            action.setShortcut(QKeySequence(shortcut))
 
 
 def _samples_menu(w: MenuHost) -> None:

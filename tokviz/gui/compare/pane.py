@@ -22,6 +22,7 @@ from tokviz.core.encode_server import TokenizerInfo
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
+from tokviz.gui.compare.export_copy import install_copy
 from tokviz.gui.compare.pane_worker import (
     Loaded,
     PaneCancelled,
@@ -129,6 +130,7 @@ class TokenPane(QFrame):
         self.view.hovered.connect(self._on_hover)
         self.view.clicked.connect(lambda i: self.token_clicked.emit(self, i))
         self.view.scrolled.connect(lambda c: self.scrolled.emit(self, c))
+        install_copy(self, report=self.message.emit)
 
     # -- worker ----------------------------------------------------------------------------
     def _start_worker(self) -> None:

@@ -56,6 +56,7 @@ class TokenView(QAbstractScrollArea):
         self.token_layout: TokenLayout | None = None
         self.highlighted: range = range(0)
         self.selected: int | None = None
+        self.selection: range = range(0)  # the selected tokens: a click, or a shift-click range
         self.limit: int | None = None  # a context limit in tokens: later tokens fade, a bar marks it
         self._hover: int | None = None
         self._syncing = False
@@ -92,6 +93,7 @@ class TokenView(QAbstractScrollArea):
         )
         if not same_cut:  # a selection only survives a change of view options
             self.selected = None
+            self.selection = range(0)
         self.highlighted = range(0)
         self._hover = None
         self._relayout(keep_char=top_char)
@@ -248,6 +250,16 @@ class TokenView(QAbstractScrollArea):
 
     def select(self, index: int | None) -> None:
         self.selected = index
+        self.selection = range(0) if index is None else range(index, index + 1)
+        self.viewport().update()
+
+    def extend_selection(self, index: int) -> None:
+        """Select the tokens from the selected one (the anchor) to `index`, both included."""
+        if self.selected is None:
+            self.select(index)
+            return
+        a = self.selected
+        self.selection = range(min(a, index), max(a, index) + 1)
         self.viewport().update()
 
     def scroll_to_char(self, char: int) -> None:
@@ -300,7 +312,11 @@ class TokenView(QAbstractScrollArea):
 
     def mousePressEvent(self, event: QMouseEvent) -> None:  # noqa: N802
         index = self.token_at(event.position())
-        if index is not None and event.button() == Qt.MouseButton.LeftButton:
+        if index is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and self.selected is not None:
+            self.extend_selection(index)
+        else:
             self.clicked.emit(index)
 
     # -- painting --------------------------------------------------------------------------
@@ -327,8 +343,9 @@ class TokenView(QAbstractScrollArea):
             marked = range(max(rng.start, self.highlighted.start), min(rng.stop, self.highlighted.stop))
             for index in marked:
                 self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
-            if self.selected is not None and self.selected in rng:
-                self._paint_mark(painter, self.selected, SELECT_PEN, Qt.BrushStyle.NoBrush)
+            chosen = range(max(rng.start, self.selection.start), min(rng.stop, self.selection.stop))
+            for index in chosen:
+                self._paint_mark(painter, index, SELECT_PEN, Qt.BrushStyle.NoBrush)
             if self.limit is not None and self.limit < rng.stop:
                 self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
 

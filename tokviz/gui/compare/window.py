@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 from tokviz.core import catalog
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.editor import InputEditor
+from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
@@ -303,6 +304,18 @@ class MainWindow(QMainWindow):
             selection.cursor = cursor
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def current_pane(self) -> TokenPane | None:
+        """The pane the Edit menu acts on: the focused one, else one with a selection, else the first."""
+        for pane in self.panes:
+            if pane.view.hasFocus():
+                return pane
+        chosen = [p for p in self.panes if len(p.view.selection)] or self.panes
+        return chosen[0] if chosen else None
+
+    def copy_from_pane(self, what: CopyWhat) -> None:
+        pane = self.current_pane()
+        self.show_message(copy_to_clipboard(pane, what) if pane is not None else "no pane to copy from")
 
     def _on_token_clicked(self, pane: TokenPane, index: int) -> None:
         self.select_token(pane, index)

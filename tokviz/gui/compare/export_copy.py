@@ -1,0 +1,144 @@
+"""Taking a pane's tokens away: the clipboard (ids, `tokviz encode --json` records, text) and the
+ids as selectable text. The formats are the analysis layer's (`analysis.export`), so the GUI and
+the CLI copy the same thing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QPlainTextEdit, QVBoxLayout, QWidget
+
+from tokviz.analysis.export import encoding_record, ids_text
+from tokviz.core.encode_server import TokenizerInfo
+from tokviz.core.tokens import Token
+from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.token_view import TokenView
+
+CopyWhat = Literal["ids", "json", "text"]
+COPY_TITLES: dict[CopyWhat, str] = {
+    "ids": "Copy token &ids",
+    "json": "Copy tokens as &JSON",
+    "text": "Copy the tokens' &text",
+}
+#: shortcuts of the window-wide Edit menu (Ctrl+C copies the text, in the focused pane only)
+COPY_SHORTCUTS: dict[CopyWhat, str] = {"ids": "Ctrl+Shift+C", "json": "Ctrl+Alt+C", "text": "Ctrl+C"}
+
+
+class CopySource(Protocol):
+    """What copying needs of a pane."""
+
+    spec: str
+    view: TokenView
+
+    @property
+    def result(self) -> PaneResult | None: ...
+    @property
+    def tokenizer(self) -> TokenizerInfo | None: ...
+
+
+def chosen_tokens(source: CopySource) -> list[Token]:
+    """The selected tokens (a click, or a shift-click range), else every token of the pane."""
+    result = source.result
+    if result is None:
+        return []
+    chosen = source.view.selection
+    indices = chosen if len(chosen) else range(len(result.tokens))
+    tokens = result.tokens
+    return [tokens[i] for i in indices]
+
+
+def copy_text(source: CopySource, what: CopyWhat) -> str:
+    """What copying `what` puts on the clipboard (empty without tokens)."""
+    tokens = chosen_tokens(source)
+    if not tokens:
+        return ""
+    if what == "ids":
+        return ids_text(t.id for t in tokens)
+    if what == "json":
+        info = source.tokenizer
+        name, family = (info.name, info.family) if info is not None else (source.spec, "")
+        return json.dumps([encoding_record(name, family, tokens)], ensure_ascii=False)
+    text = source.result.text  # type: ignore[union-attr]
+    return text[tokens[0].start:tokens[-1].end]
+
+
+def copy_to_clipboard(source: CopySource, what: CopyWhat) -> str:
+    """Copy and return a status line saying what was copied."""
+    data = copy_text(source, what)
+    if not data:
+        return f"{source.spec}: no tokens to copy"
+    QGuiApplication.clipboard().setText(data)
+    count = len(chosen_tokens(source))
+    return f"{source.spec}: copied {'the ' if what == 'text' else ''}{what} of {count:,} tokens"
+
+
+def install_copy(source: CopySource, *, report) -> None:
+    """Give the pane's view its context menu and Ctrl+C (the selected tokens' text)."""
+    view = source.view
+    copy = QAction("Copy the tokens' text", view)
+    copy.setShortcut(QKeySequence.StandardKey.Copy)
+    copy.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    copy.triggered.connect(lambda: report(copy_to_clipboard(source, _ctrl_c(source))))
+    view.addAction(copy)
+    view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+    view.customContextMenuRequested.connect(lambda pos: _context_menu(source, pos, report))
+
+
+def _ctrl_c(source: CopySource) -> CopyWhat:
+    """Ctrl+C copies what the pane shows: the ids in the ids view, else the text."""
+    result = source.result
+    return "ids" if result is not None and result.options.mode == "ids" else "text"
+
+
+def context_menu(source: CopySource, report) -> QMenu:
+    """The menu a right-click on a pane opens (built anew each time: the selection changes)."""
+    menu = QMenu(source.view)
+    scope = "selected" if len(source.view.selection) else "all"
+    has_tokens = source.result is not None and len(source.result.tokens) > 0
+    for what, title in COPY_TITLES.items():
+        action = menu.addAction(f"{title} ({scope})", lambda w=what: report(copy_to_clipboard(source, w)))
+        action.setShortcut(QKeySequence(COPY_SHORTCUTS[what]))
+        action.setShortcutVisibleInContextMenu(True)
+        action.setEnabled(has_tokens)
+    menu.addSeparator()
+    show = menu.addAction("Show the ids as &text…")
+    show.triggered.connect(lambda: IdsDialog.for_source(source).show())
+    show.setEnabled(has_tokens)
+    return menu
+
+
+def _context_menu(source: CopySource, pos: QPoint, report) -> None:
+    index = source.view.token_at(QPointF(pos))
+    if index is not None and index not in source.view.selection:
+        source.view.clicked.emit(index)  # right-click selects, as in a list
+    context_menu(source, report).exec(source.view.viewport().mapToGlobal(pos))
+
+
+class IdsDialog(QDialog):
+    """A pane's ids as plain, selectable text (`[15339, 1917, ...]`)."""
+
+    def __init__(self, title: str, ids: Sequence[int], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Token ids — {title}")
+        self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.text = QPlainTextEdit(readOnly=True)
+        self.text.setPlainText(ids_text(ids))
+        self.text.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        box = QVBoxLayout(self)
+        box.addWidget(self.text)
+        box.addWidget(buttons)
+        self.resize(560, 320)
+
+    @classmethod
+    def for_source(cls, source: CopySource) -> IdsDialog:
+        ids = [t.id for t in chosen_tokens(source)]
+        name = source.tokenizer.name if source.tokenizer is not None else source.spec
+        return cls(name, ids, source.view.window())
