@@ -5,7 +5,8 @@ the CLI copy the same thing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal, Protocol
 
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -19,6 +20,7 @@ from tokviz.gui.compare.pane_worker import PaneResult
 from tokviz.gui.compare.token_view import TokenView
 
 CopyWhat = Literal["ids", "json", "text"]
+Report = Callable[[str], object]  # where a status line goes
 COPY_TITLES: dict[CopyWhat, str] = {
     "ids": "Copy token &ids",
     "json": "Copy tokens as &JSON",
@@ -76,7 +78,7 @@ def copy_to_clipboard(source: CopySource, what: CopyWhat) -> str:
     return f"{source.spec}: copied {'the ' if what == 'text' else ''}{what} of {count:,} tokens"
 
 
-def install_copy(source: CopySource, *, report) -> None:
+def install_copy(source: CopySource, *, report: Report) -> None:
     """Give the pane's view its context menu and Ctrl+C (the selected tokens' text)."""
     view = source.view
     copy = QAction("Copy the tokens' text", view)
@@ -94,15 +96,15 @@ def _ctrl_c(source: CopySource) -> CopyWhat:
     return "ids" if result is not None and result.options.mode == "ids" else "text"
 
 
-def context_menu(source: CopySource, report) -> QMenu:
+def context_menu(source: CopySource, report: Report) -> QMenu:
     """The menu a right-click on a pane opens (built anew each time: the selection changes)."""
     menu = QMenu(source.view)
     scope = "selected" if len(source.view.selection) else "all"
     has_tokens = source.result is not None and len(source.result.tokens) > 0
     for what, title in COPY_TITLES.items():
-        action = menu.addAction(f"{title} ({scope})", lambda w=what: report(copy_to_clipboard(source, w)))
-        action.setShortcut(QKeySequence(COPY_SHORTCUTS[what]))
-        action.setShortcutVisibleInContextMenu(True)
+        # the shortcut after a tab is only shown: the Edit menu and the view own the real ones
+        action = menu.addAction(f"{title} ({scope})\t{COPY_SHORTCUTS[what]}")
+        action.triggered.connect(partial(_copy_and_report, source, what, report))
         action.setEnabled(has_tokens)
     menu.addSeparator()
     show = menu.addAction("Show the ids as &text…")
@@ -111,11 +113,17 @@ def context_menu(source: CopySource, report) -> QMenu:
     return menu
 
 
-def _context_menu(source: CopySource, pos: QPoint, report) -> None:
+def _context_menu(source: CopySource, pos: QPoint, report: Report) -> None:
     index = source.view.token_at(QPointF(pos))
     if index is not None and index not in source.view.selection:
         source.view.clicked.emit(index)  # right-click selects, as in a list
-    context_menu(source, report).exec(source.view.viewport().mapToGlobal(pos))
+    menu = context_menu(source, report)
+    menu.exec(source.view.viewport().mapToGlobal(pos))
+    menu.deleteLater()
+
+
+def _copy_and_report(source: CopySource, what: CopyWhat, report: Report, *_args: object) -> None:
+    report(copy_to_clipboard(source, what))
 
 
 class IdsDialog(QDialog):
