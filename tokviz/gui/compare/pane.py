@@ -34,6 +34,7 @@ from tokviz.gui.compare.pane_worker import (
     serve_pane,
 )
 from tokviz.gui.compare.token_view import TokenView
+from tokviz.gui.widgets.labels import ElidedLabel
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Worker, message_of
 
@@ -74,8 +75,10 @@ class TokenPane(QFrame):
 
     # -- UI --------------------------------------------------------------------------------
     def _build_ui(self, policy: str, fonts: Fonts | None) -> None:
-        self.title = QLabel(self.spec, objectName="paneHeader")
-        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # the name has the header row to itself but for four small buttons, and elides in the
+        # middle when the pane is narrow (the whole name is its tooltip): the policy box has its own
+        # row, so neither squeezes the other ("cl1(" and "ı_end|>" were both cut from one row)
+        self.title = ElidedLabel(self.spec, objectName="paneHeader")
         self.policy_combo = QComboBox(editable=True)
         self.policy_combo.addItems(POLICIES)
         self.policy_combo.setToolTip(
@@ -83,13 +86,15 @@ class TokenPane(QFrame):
             "raise = error (tiktoken's default), or a comma-separated set to parse"
         )
         self.policy_combo.setCurrentText(policy)
-        self.policy_combo.setMinimumContentsLength(6)
+        self.policy_combo.setMinimumContentsLength(8)
+        self.policy_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.policy_combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.policy_combo.lineEdit().editingFinished.connect(self._policy_edited)
         self.policy_combo.activated.connect(self._policy_edited)
         header = QHBoxLayout()
         header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(0)
         header.addWidget(self.title, 1)
-        header.addWidget(self.policy_combo)
         for name, tip, slot in (
             ("play", "Stream-decode this pane's tokens", lambda: self.stream_requested.emit(self)),
             (None, "Move left", lambda: self.move_requested.emit(self, -1)),
@@ -105,6 +110,13 @@ class TokenPane(QFrame):
             header.addWidget(button)
             if name == "remove":
                 self.remove_button = button
+        policy_row = QHBoxLayout()
+        policy_row.setContentsMargins(6, 0, 0, 2)
+        policy_label = QLabel("Special tokens:", objectName="paneSubheader")
+        policy_label.setBuddy(self.policy_combo)
+        policy_label.setToolTip(self.policy_combo.toolTip())
+        policy_row.addWidget(policy_label)
+        policy_row.addWidget(self.policy_combo, 1)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True)
         self.warning.hide()
@@ -122,8 +134,9 @@ class TokenPane(QFrame):
         box.setContentsMargins(4, 4, 4, 4)
         box.setSpacing(2)
         box.addLayout(header)
-        for widget in (self.subtitle, self.warning):
-            box.addWidget(widget)
+        box.addWidget(self.subtitle)
+        box.addLayout(policy_row)
+        box.addWidget(self.warning)
         box.addWidget(self.view, 1)
         box.addWidget(self.details)
         box.addWidget(self.stats_label)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QShowEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QMainWindow,
+    QScrollArea,
     QSplitter,
     QTextEdit,
     QVBoxLayout,
@@ -34,6 +36,7 @@ from tokviz.gui.widgets.theme import icon
 DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
 MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings
+MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still read
 
 
 class MainWindow(QMainWindow):
@@ -48,6 +51,7 @@ class MainWindow(QMainWindow):
         self._offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
         self._syncing = False
+        self._trained_pane: TokenPane | None = None
         self.setWindowTitle("tokviz — compare tokenizers")
         self.setWindowIcon(icon("tokviz"))
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -85,11 +89,17 @@ class MainWindow(QMainWindow):
         row.addWidget(self.chart, 1)
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
+        # the panes scroll sideways once they would be narrower than MIN_PANE_WIDTH: their widths
+        # never add up into the window's minimum width (six panes widened the window to 1522 px)
+        self.pane_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.pane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.pane_scroll.setWidget(self.pane_splitter)
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(top)
-        self.splitter.addWidget(self.pane_splitter)
+        self.splitter.addWidget(self.pane_scroll)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 3)
+        self.splitter.setSizes([1000, 3000])  # a quarter for the editor (the scroll area hints no size)
         central = QWidget()
         box = QVBoxLayout(central)
         box.setContentsMargins(0, 0, 0, 0)
@@ -100,6 +110,33 @@ class MainWindow(QMainWindow):
         box.addWidget(self.splitter)
         self.setCentralWidget(central)
         self.resize(1400, 860)
+
+    def fit_to_screen(self) -> None:
+        """Shrink and move the window so that it lies inside its screen's available area."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return
+        area = screen.availableGeometry()
+        frame = self.frameGeometry()
+        extra_w, extra_h = frame.width() - self.width(), frame.height() - self.height()
+        width = min(self.width(), area.width() - extra_w)
+        height = min(self.height(), area.height() - extra_h)
+        if (width, height) != (self.width(), self.height()):
+            self.resize(width, height)
+        frame = self.frameGeometry()
+        x = min(max(frame.left(), area.left()), area.right() + 1 - frame.width())
+        y = min(max(frame.top(), area.top()), area.bottom() + 1 - frame.height())
+        if (x, y) != (frame.left(), frame.top()):
+            self.move(x, y)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        self.fit_to_screen()
+
+    def _fit_panes(self) -> None:
+        """Give each pane at least MIN_PANE_WIDTH; more panes than fit scroll sideways."""
+        n = len(self.panes)
+        self.pane_splitter.setMinimumWidth(n * MIN_PANE_WIDTH + max(n - 1, 0) * self.pane_splitter.handleWidth())
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -163,8 +200,20 @@ class MainWindow(QMainWindow):
         pane.message.connect(self.show_message)
         self.panes.append(pane)
         self.pane_splitter.addWidget(pane)
+        self._fit_panes()
         pane.set_text(self._offsets.text)
         self._refresh_stats()
+        return pane
+
+    def add_trained_pane(self, spec: str) -> TokenPane:
+        """A finished training run's vocabulary: its pane takes the place of the previous run's
+        pane (if that is still shown), so runs do not pile up panes."""
+        previous = self._trained_pane
+        pane = self.add_pane(spec)
+        if previous in self.panes:
+            self.move_pane(pane, self.panes.index(previous) - self.panes.index(pane))
+            self.remove_pane(previous)
+        self._trained_pane = pane
         return pane
 
     def can_load(self, entry: catalog.CatalogEntry) -> bool:
@@ -187,6 +236,7 @@ class MainWindow(QMainWindow):
         pane.hide()
         pane.setParent(None)
         pane.deleteLater()
+        self._fit_panes()
         self._refresh_stats()
 
     def move_pane(self, pane: TokenPane, delta: int) -> None:

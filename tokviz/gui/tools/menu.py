@@ -35,6 +35,7 @@ class ToolHost(Protocol):
     def selected_chars(self) -> tuple[int, int]: ...
     def highlight_chars(self, start: int, end: int) -> None: ...
     def add_pane(self, spec: str) -> object: ...
+    def add_trained_pane(self, spec: str) -> object: ...
     def show_message(self, message: str) -> None: ...
 
 
@@ -118,7 +119,10 @@ class ToolWindows(QObject):
     def open_trainer(self) -> TrainerDialog:
         if self.trainer is None:
             self.trainer = TrainerDialog(self._window)
-            self.trainer.panel.vocabulary_ready.connect(self._host.add_pane)
+            # a run's pane replaces the previous run's (every finished run used to add one more);
+            # a vocabulary added from the saved list is a pane of its own
+            self.trainer.panel.run_saved.connect(self._host.add_trained_pane)
+            self.trainer.panel.trained.vocabulary_ready.connect(self._host.add_pane)
             self.trainer.panel.message.connect(self._host.show_message)
         self.trainer.panel.set_compare_text(self._host.text())
         self.trainer.show()

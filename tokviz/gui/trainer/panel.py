@@ -65,9 +65,11 @@ def human_seconds(s: float | None) -> str:
 
 
 class TrainerPanel(QWidget):
-    """Train, watch, save, compare. Wire `vocabulary_ready` to the window's `add_pane`."""
+    """Train, watch, save, compare. Wire `vocabulary_ready` to the window's `add_pane`
+    (or `run_saved` and the list's own `vocabulary_ready` apart, as the Tools menu does)."""
 
     vocabulary_ready = Signal(str)  # path of a .tiktoken (with its sidecar) to add as a pane
+    run_saved = Signal(str)  # the same, for a run's own auto-save only (its pane replaces the last one's)
     message = Signal(str)  # one line for a status bar
     run_finished = Signal(object)  # TrainingResult, after the auto-save
     run_failed = Signal(str)
@@ -337,6 +339,7 @@ class TrainerPanel(QWidget):
         self.saved_path = written[0]
         self.refresh_trained(select=self.saved_path)
         self._show(f"Saved {self.saved_path.name} in {self.saved_path.parent}.")
+        self.run_saved.emit(str(self.saved_path))
         self.vocabulary_ready.emit(str(self.saved_path))
 
     def _on_failed(self, error: Exception) -> None:
