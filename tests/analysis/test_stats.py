@@ -10,7 +10,6 @@ import pytest
 
 from tokviz.analysis.export import to_csv, to_json
 from tokviz.analysis.stats import (
-    AnalysisCancelled,
     StatsOptions,
     analyze_paths,
     analyze_text,
@@ -18,6 +17,7 @@ from tokviz.analysis.stats import (
     script_rows,
     stats_rows,
 )
+from tokviz.core.cancel import Cancelled
 from tokviz.core.resources import sample_text, samples
 from tokviz.core.scripts import SCRIPTS
 
@@ -122,7 +122,7 @@ def test_cancel_raises(vocab, tmp_path):
         (tmp_path / f"{i}.txt").write_text("text")
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(AnalysisCancelled):
+    with pytest.raises(Cancelled):
         analyze_paths([tmp_path], [vocab("qwen")], cancel=cancel)
 
 

@@ -13,7 +13,8 @@ import zipfile
 import pytest
 
 from tokviz.core import catalog
-from tokviz.core.fetch import FetchCancelled, FetchError, _Archive, fetch
+from tokviz.core.cancel import Cancelled
+from tokviz.core.fetch import FetchError, _Archive, fetch
 from tokviz.core.tokenizer import TokenizerError
 
 RANKS = b"".join(base64.b64encode(bytes([b])) + b" %d\n" % b for b in range(256))
@@ -99,7 +100,7 @@ def test_cancel_leaves_nothing_behind(local_registry):
     make_wheel(packages)
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(FetchCancelled):
+    with pytest.raises(Cancelled):
         fetch(["tiny"], cancel=cancel)
     assert not catalog.find("tiny").path.exists()
 

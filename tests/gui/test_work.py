@@ -8,9 +8,10 @@ import threading
 import pytest
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 
+from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
-from tokviz.gui.work.worker import Aborted, Job, Worker, live_workers
+from tokviz.gui.work.worker import Job, Worker, live_workers
 
 from . import child_targets
 
@@ -199,7 +200,7 @@ def test_stop_aborts_waits_and_ends_at_once(qtbot) -> None:
 def test_the_inbox_raises_aborted_for_a_waiting_worker() -> None:
     job = Job(print)
     job.abort.set()
-    with pytest.raises(Aborted):
+    with pytest.raises(Cancelled):
         Inbox(("encode",)).get(job)
 
 
@@ -226,7 +227,7 @@ def test_an_aborted_child_is_sent_its_cancel_message() -> None:
         assert child.receive(job) == "ready"
         job.abort.set()
         assert child.receive(job, cancel="cancel") == ("cancelled",)
-        with pytest.raises(Aborted):
+        with pytest.raises(Cancelled):
             child.receive(job)
 
 

@@ -1,4 +1,4 @@
-"""Cancellation: a set event stops training quickly, raises TrainingCancelled, writes nothing."""
+"""Cancellation: a set event stops training quickly, raises Cancelled, writes nothing."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.training.texts import TRAINING
+from tokviz.core.cancel import Cancelled
 from tokviz.training import corpus
-from tokviz.training.events import Progress, TokenTable, TrainingCancelled
+from tokviz.training.events import Progress, TokenTable
 from tokviz.training.trainer import train, train_texts
 
 
@@ -21,7 +22,7 @@ def test_cancel_before_start(tmp_path: Path):
     (tmp_path / "a.txt").write_text("hello world " * 100)
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(TrainingCancelled):
+    with pytest.raises(Cancelled):
         train([tmp_path], vocab_size=1000, cancel=cancel)
 
 
@@ -36,7 +37,7 @@ def test_cancel_during_merging_stops_at_once_and_reports_merges():
 
     rng = random.Random(3)
     words = ["".join(rng.choice("abcdefghij한글") for _ in range(rng.randint(3, 12))) for _ in range(40000)]
-    with pytest.raises(TrainingCancelled, match="merging"):
+    with pytest.raises(Cancelled, match="merging"):
         train_texts([" ".join(words)], vocab_size=256 + 20000, progress=progress, cancel=cancel, min_frequency=1)
     merging = [e for e in events if e.phase == "merging"]
     assert len(merging) == 3 and events[-1] is merging[-1]  # nothing reported after the cancel
@@ -72,7 +73,7 @@ def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monke
             workers.extend(p.pid for p in set(multiprocessing.active_children()) - before)
             cancel.set()
 
-    with pytest.raises(TrainingCancelled, match="counting"):
+    with pytest.raises(Cancelled, match="counting"):
         train([tmp_path], vocab_size=256 + 50000, jobs=2, progress=progress, cancel=cancel, min_frequency=1)
     assert len(workers) == 2
     assert set(multiprocessing.active_children()) <= before

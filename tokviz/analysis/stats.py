@@ -33,6 +33,7 @@ import numpy as np
 
 from tokviz.analysis.attribution import attribute_tokens
 from tokviz.analysis.budget import ContextBudget, context_budget
+from tokviz.core.cancel import check
 from tokviz.core.columns import TokenColumns
 from tokviz.core.scripts import SCRIPTS, char_classes
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
@@ -44,10 +45,6 @@ VERSION = 1
 DEFAULT_CHARS_PER_TOKEN = 4.0
 
 Progress = Callable[[int, int], None]  # (files done, files in total)
-
-
-class AnalysisCancelled(Exception):
-    """The cancel event was set; no partial result is returned."""
 
 
 @dataclass(frozen=True)
@@ -306,10 +303,10 @@ def analyze_paths(
     `/dev/zero`), binary files (a NUL byte), files that are not UTF-8 and unreadable files are
     skipped and listed in `Analysis.skipped`. Hidden files and folders (`.git`) are left out unless
     named or `include_hidden`. A path that does not exist raises FileNotFoundError.
-    `progress(done, total)` is called after each file; setting `cancel` raises `AnalysisCancelled`
+    `progress(done, total)` is called after each file; setting `cancel` raises `Cancelled`
     at the next file (or folder, while walking).
     """
-    listing = collect_files(paths, hidden=include_hidden, on_folder=lambda _: _check(cancel))
+    listing = collect_files(paths, hidden=include_hidden, on_folder=lambda _: check(cancel, "analysis"))
     files = listing.files
     skipped: list[Skipped] = []
 
@@ -345,7 +342,7 @@ def _analyze(
         text_stats = stats if text_stats is None else text_stats + stats
         counts = {}
         for tokenizer, total_ in zip(tokenizers, totals):
-            _check(cancel)
+            check(cancel, "analysis")
             tokens = TokenColumns(tokenizer.encode_columns(
                 text, allowed_special=options.policy.allowed_special,
                 disallowed_special=options.policy.disallowed_special,
@@ -356,7 +353,7 @@ def _analyze(
         done += 1
         if progress is not None:
             progress(done + len(skipped), total)
-    _check(cancel)
+    check(cancel, "analysis")
     if progress is not None and skipped:
         progress(total, total)
     if text_stats is None:
@@ -371,11 +368,6 @@ def _analyze(
         for tokenizer, t in zip(tokenizers, totals)
     ]
     return Analysis(text_stats, results, baseline, options, files, skipped)
-
-
-def _check(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise AnalysisCancelled("analysis cancelled")
 
 
 def read_text_file(path: Path) -> str | Skipped:

@@ -17,7 +17,8 @@ from typing import TextIO
 
 from tokviz.cli.errors import CliError
 from tokviz.cli.progress import ProgressBar
-from tokviz.training.events import Progress, TrainingCancelled
+from tokviz.core.cancel import Cancelled
+from tokviz.training.events import Progress
 from tokviz.training.pretokenize import PRESETS
 
 _UNITS = {"scanning": "files", "counting": "MB", "merging": "merges"}
@@ -101,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         result = train(args.paths, options, progress=progress)
         check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)  # appeared meanwhile?
         written = vocabfile.save(result, args.output, hf_json=args.hf_json)
-    except TrainingCancelled as e:
+    except Cancelled as e:
         raise CliError(str(e) or "training cancelled") from None
     finally:
         bar.close(keep=True)

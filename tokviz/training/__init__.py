@@ -4,7 +4,7 @@ The API a caller (CLI, GUI worker) needs:
 
 - `train(paths, *, vocab_size, ...) -> TrainingResult` and `train_texts(texts, ...)`
   (`tokviz.training.trainer`), with `progress=callback` (`events.Progress`) and
-  `cancel=threading.Event()`; they raise `TrainingError` or `TrainingCancelled`;
+  `cancel=threading.Event()`; they raise `TrainingError` or `Cancelled`;
 - `vocabfile.save(result, name)`, `vocabfile.trained_tokenizer(result)` (loading a saved one is the
   core's: `tokviz.core.sidecar.load_trained(path)`);
 - `curve.corpus_curve(result)`, `curve.text_curve(result, text, ks)`;
@@ -24,7 +24,7 @@ _EXPORTS = {
     "train_texts": "tokviz.training.trainer",
     "TrainingResult": "tokviz.training.trainer",
     "TrainingError": "tokviz.training.events",
-    "TrainingCancelled": "tokviz.training.events",
+    "Cancelled": "tokviz.core.cancel",
     "Progress": "tokviz.training.events",
     "TokenTable": "tokviz.training.events",
 }

@@ -136,7 +136,7 @@ class BpeTrainer:
         """Learn up to `num_merges` merges; stop early when no pair reaches `min_frequency`.
 
         Progress events (phase "merging") carry the merges learned since the previous event.
-        Raises TrainingCancelled soon after `cancel` is set.
+        Raises Cancelled soon after `cancel` is set.
         """
         if 256 + num_merges - 1 > MAX_ID:
             raise TrainingError(f"at most {MAX_ID - 255} merges are supported, asked for {num_merges}")

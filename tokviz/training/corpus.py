@@ -150,7 +150,7 @@ def count_corpus(
     """Count the chunks of `files`; return `(chunk_key -> count, report)`.
 
     Files are cut into pieces (`plan_pieces`); with `jobs > 1` and enough bytes the pieces are
-    counted by worker processes (`pool.CountingPool`), else here. Raises TrainingCancelled when
+    counted by worker processes (`pool.CountingPool`), else here. Raises Cancelled when
     `cancel` is set (workers are ended at once).
     """
     compiled = compile_pattern(pattern)  # a bad pattern fails here, in the caller's process

@@ -8,7 +8,7 @@ One run ends in exactly one of three ways:
 
 - it returns a `TrainingResult` (finished),
 - it raises `TrainingError` (bad input: empty folder, all binary, bad regex, bad word-count line),
-- it raises `TrainingCancelled` (the event was set; nothing has been written).
+- it raises `tokviz.core.cancel.Cancelled` (the event was set; nothing has been written).
 """
 
 from __future__ import annotations
@@ -19,15 +19,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tokviz.core.cancel import Cancelled
+
 Phase = Literal["scanning", "counting", "merging"]
 
 
 class TrainingError(ValueError):
     """The input cannot be trained on; the message says which input and why."""
-
-
-class TrainingCancelled(Exception):
-    """The cancel event was set; the run stopped and wrote nothing."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ class Reporter:
 
     def check(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
-            raise TrainingCancelled(f"training cancelled during {self.phase}")
+            raise Cancelled(f"training cancelled during {self.phase}")
 
     def due(self) -> bool:
         return self.callback is not None and time.perf_counter() - self._last >= self.interval

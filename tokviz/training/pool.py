@@ -111,7 +111,7 @@ class CountingPool:
         each text and keeping the distinct middle segments (`ChunkCounter`). Then the distinct
         segments are pooled by length (all segments of one length go to one worker), so a
         segment two workers both saw is split once, not once per worker: that split is most of
-        the counting work. Ticks `reporter` (which raises TrainingCancelled) about every 50 ms.
+        the counting work. Ticks `reporter` (which raises Cancelled) about every 50 ms.
         """
         todo = _tasks(pieces, sizes or {})
         log, consumed = PieceLog(), 0

@@ -48,7 +48,8 @@ def _listen(conn: Connection, cancel: threading.Event) -> None:
 
 def serve_training(conn: Connection, job: TrainingJob) -> None:
     """The child's main: run `train` for `job`, send progress and one terminal message."""
-    from tokviz.training.events import TrainingCancelled, TrainingError
+    from tokviz.core.cancel import Cancelled
+    from tokviz.training.events import TrainingError
     from tokviz.training.trainer import train
 
     cancel = threading.Event()
@@ -60,7 +61,7 @@ def serve_training(conn: Connection, job: TrainingJob) -> None:
     try:
         try:
             result = train(list(job.paths), job.options, progress=progress, cancel=cancel)
-        except TrainingCancelled:
+        except Cancelled:
             reply: tuple[Any, ...] = ("cancelled",)
         except TrainingError as e:
             reply = ("failed", str(e))

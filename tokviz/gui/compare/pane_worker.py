@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns
 from tokviz.core.encode_server import TokenizerInfo, serve
 from tokviz.core.tokenizer import SpecialPolicy
@@ -28,7 +29,7 @@ from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
-from tokviz.gui.work.worker import Aborted, Job
+from tokviz.gui.work.worker import Job
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
                 outcome, last = _tokenize(job, child, inbox, req, last)
-            except Aborted:
+            except Cancelled:
                 raise
             except ChildDied as e:  # the request fails; the next one says so again
                 outcome = PaneFailed(req.gen, str(e))

@@ -22,9 +22,10 @@ import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 
+from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
-from tokviz.gui.work.worker import Aborted, Job, Throttle
+from tokviz.gui.work.worker import Job, Throttle
 from tokviz.training.curve import default_ks
 from tokviz.training.events import Progress, TrainingError
 from tokviz.training.process import TrainingJob, serve_training
@@ -104,7 +105,7 @@ def train_in_child(job: Job, *, training: TrainingJob) -> Generator[TrainerProgr
             elif message[0] == "failed":
                 raise TrainingError(message[1])
             else:
-                raise Aborted("training cancelled")
+                raise Cancelled("training cancelled")
 
 
 def failure_message(error: BaseException) -> str:
@@ -184,7 +185,7 @@ def serve_recut(job: Job, *, inbox: Inbox) -> Generator[object, None, None]:
                 time.sleep(0.002)  # hand the GIL to the GUI thread between points (no convoy)
             else:
                 yield CurvePoints(gen, ks, counts)
-        except Aborted:
+        except Cancelled:
             raise
         except Exception as e:  # noqa: BLE001 (a message under the slider)
             yield RecutFailed(gen, f"{type(e).__name__}: {e}")

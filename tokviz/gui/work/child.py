@@ -6,7 +6,7 @@ thread waits on the pipe without holding ours. The child is spawned, never forke
 Qt), and its target gets its end of the pipe first: `target(conn, *args)`.
 
 `receive(job)` waits for the child's next message and honours the job's abort flag: it raises
-`Aborted` at once, or, given a `cancel` message, sends it and waits up to `grace_s` for the child to
+`Cancelled` at once, or, given a `cancel` message, sends it and waits up to `grace_s` for the child to
 answer (the trainer's child cleans up its pool). A child that dies is a `ChildDied` with its exit
 code. Leaving the `with` block says goodbye, waits briefly, and terminates a child still busy.
 """
@@ -18,7 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from tokviz.gui.work.worker import Aborted, Job
+from tokviz.core.cancel import Cancelled
+from tokviz.gui.work.worker import Job
 
 POLL_S = 0.05  # how often a waiting worker looks at its abort flag and the child's health
 _NOTHING = object()
@@ -67,7 +68,7 @@ class ChildProcess:
         while True:
             if job.abort.is_set():
                 if cancel is _NOTHING:
-                    raise Aborted("aborted")
+                    raise Cancelled("aborted")
                 if cancel_sent is None:
                     cancel_sent = time.monotonic()
                     try:
@@ -75,7 +76,7 @@ class ChildProcess:
                     except OSError:
                         pass
                 elif time.monotonic() - cancel_sent > grace_s:
-                    raise Aborted("aborted; the child did not answer")
+                    raise Cancelled("aborted; the child did not answer")
             if self.conn.poll(POLL_S):
                 try:
                     return self.conn.recv()

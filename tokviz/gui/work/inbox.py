@@ -2,7 +2,7 @@
 
 A dragged slider or fast typing asks many times while the worker is busy; only the last request of
 each kind is worth doing. `get(job)` hands out kinds in the order given at construction (counts
-before curves) and raises `Aborted` when the job is aborted while it waits.
+before curves) and raises `Cancelled` when the job is aborted while it waits.
 
 >>> inbox = Inbox(("count", "curve")); inbox.put("curve", 1); inbox.put("count", 2); inbox.put("count", 3)
 >>> inbox.pending("count"), inbox.get(Job(print)), inbox.get(Job(print))
@@ -14,7 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-from tokviz.gui.work.worker import Aborted, Job
+from tokviz.core.cancel import Cancelled
+from tokviz.gui.work.worker import Job
 
 POLL_S = 0.05  # how often a waiting worker looks at its abort flag
 
@@ -41,7 +42,7 @@ class Inbox:
         with self._cond:
             while not self._pending:
                 if job.abort.is_set():
-                    raise Aborted("aborted")
+                    raise Cancelled("aborted")
                 self._cond.wait(POLL_S)
             kind = next(k for k in self._kinds if k in self._pending)
             return kind, self._pending.pop(kind)

@@ -3,7 +3,7 @@
 `Worker(work, owner=...)` runs `work(job)` on a QThread of its own. Each run emits exactly one of
 `returned(value)`, `errored(exception)` or `aborted()`, then `finished()` once the thread is gone.
 The work gets a `Job`: `job.abort` is a plain `threading.Event` (set by `worker.abort()` from any
-thread; a queued slot would only run after the work), `job.check()` raises `Aborted` when it is
+thread; a queued slot would only run after the work), `job.check()` raises `Cancelled` when it is
 set, and `job.report(value)` sends progress. A generator work reports what it yields, and an abort
 is noticed between yields (the generator is closed).
 
@@ -34,24 +34,9 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
+from tokviz.core.cancel import Cancelled, check
+
 Outcome = Literal["returned", "errored", "aborted"]
-
-
-class Aborted(Exception):
-    """The work stopped because its abort flag was set (the GUI's one cancellation exception)."""
-
-
-def check(abort: threading.Event | None) -> None:
-    """Raise `Aborted` when `abort` is set.
-
-    >>> check(None); check(threading.Event())
-    >>> flag = threading.Event(); flag.set(); check(flag)  # doctest: +IGNORE_EXCEPTION_DETAIL
-    Traceback (most recent call last):
-    ...
-    tokviz.gui.work.worker.Aborted: aborted
-    """
-    if abort is not None and abort.is_set():
-        raise Aborted("aborted")
 
 
 def message_of(error: BaseException) -> str:
@@ -75,7 +60,7 @@ class Job:
         return self.abort.is_set()
 
     def check(self) -> None:
-        check(self.abort)
+        check(self.abort, "the work")
 
     def report(self, value: object) -> None:
         """Send `value` to `Worker.yielded` (callable from the work's thread, e.g. a callback)."""
@@ -230,7 +215,7 @@ class Worker(QObject):
                 value = self._drive(value)
             job.check()
         except Exception as e:  # noqa: BLE001 (the boundary: every error ends the run as a signal)
-            kind, value = ("aborted", None) if job.abort.is_set() or isinstance(e, Aborted) else ("errored", e)
+            kind, value = ("aborted", None) if job.abort.is_set() or isinstance(e, Cancelled) else ("errored", e)
         else:
             kind = "returned"
         self._ended.emit(kind, value)
@@ -243,5 +228,5 @@ class Worker(QObject):
                 return stop.value
             if self.job.abort.is_set():
                 generator.close()
-                raise Aborted("aborted")
+                raise Cancelled("aborted")
             self._progress.emit(value)
