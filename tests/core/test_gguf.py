@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFValueType
 
-from tokviz.core.gguf import GGUFError, is_gguf, read_metadata
+from tokviz.core.gguf import GGUFError, is_gguf, read_metadata, read_summary
 
 
 def reference_fields(path) -> dict:
@@ -107,3 +107,33 @@ def test_a_missing_file(tmp_path):
     with pytest.raises(GGUFError, match="cannot read"):
         read_metadata(tmp_path / "nope.gguf")
     assert not is_gguf(tmp_path / "nope.gguf")
+
+
+@pytest.mark.parametrize("name", ["ggml-vocab-qwen2", "ggml-vocab-llama-spm", "ggml-vocab-gemma-4", "ggml-vocab-bert-bge"])
+def test_the_summary_agrees_with_the_full_read(vocab_path, name):
+    meta = read_metadata(vocab_path(name))
+    summary = read_summary(vocab_path(name))
+    assert summary.name == meta.get("general.name")
+    assert summary.architecture == meta.get("general.architecture")
+    assert summary.model == meta.get("tokenizer.ggml.model")
+    assert summary.pre == meta.get("tokenizer.ggml.pre")
+    assert summary.vocab_size == len(meta.get("tokenizer.ggml.tokens"))
+
+
+def test_the_summary_skips_arrays_and_reads_what_follows(tmp_path):
+    path = tmp_path / "late.gguf"
+    path.write_bytes(gguf_bytes(
+        kv_array(b"tokenizer.ggml.scores", 6, 2, struct.pack("<ff", 0.5, -1.0)),
+        kv_array(b"tokenizer.ggml.merges", 8, 2, string(b"a b") + string(b"ab c")),
+        kv_string(b"tokenizer.ggml.model", b"gpt2"),
+        kv_array(b"tokenizer.ggml.tokens", 8, 3, string(b"a") + string(b"b") + string(b"c")),
+    ))
+    summary = read_summary(path)
+    assert (summary.model, summary.vocab_size, summary.name, summary.pre) == ("gpt2", 3, None, None)
+
+
+def test_a_truncated_summary_is_one_clear_error(tmp_path):
+    path = tmp_path / "cut.gguf"
+    path.write_bytes(gguf_bytes(kv_array(b"tokenizer.ggml.merges", 8, 2, string(b"a") + string(b"b", length=99))))
+    with pytest.raises(GGUFError, match="runs past the end"):
+        read_summary(path)

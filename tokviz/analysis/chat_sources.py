@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from tokviz.analysis.chat_template import ChatTemplate
-from tokviz.core import catalog
+from tokviz.core import catalog, discovery
 from tokviz.core.gguf import GGUFError, read_metadata
+from tokviz.core.tokenizer import TokenizerError
 
 #: the tokenizer's special token strings a template may use as variables (transformers' names)
 SPECIAL_VARIABLES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
@@ -164,7 +165,13 @@ def hf_templates(folder: str | os.PathLike[str]) -> dict[str, ChatTemplate]:
 def templates_for(spec: str) -> dict[str, ChatTemplate]:
     """The templates a tokenizer spec carries with it: a GGUF file's (a path or a catalog entry), a
     Hugging Face folder's (or the folder of its `tokenizer.json`), else the built-in default of a
-    catalog vocabulary."""
+    catalog vocabulary. A `hf:` / `ollama:` / `lmstudio:` spec is its snapshot folder or GGUF."""
+    if discovery.is_local_spec(spec):
+        try:
+            found = discovery.resolve(spec)
+        except TokenizerError as e:
+            raise TemplateSourceError(str(e)) from e
+        return hf_templates(found.folder) if found.folder is not None else gguf_templates(found.path)
     entry = catalog.find(spec)
     if entry is not None and entry.path.suffix == ".gguf" and entry.available:
         return gguf_templates(entry.path)  # a catalog GGUF carries its own templates

@@ -18,23 +18,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tokviz.core import sidecar
+from tokviz.core import discovery, sidecar
+from tokviz.core.paths import data_dir as data_dir  # re-exported: catalog.data_dir() is the public name
+from tokviz.core.paths import vocab_dir as vocab_dir
 from tokviz.core.patterns import CL100K_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
-
-
-def data_dir() -> Path:
-    """Where tokviz keeps vocabularies and user catalog entries (`$TOKVIZ_DATA_DIR` overrides)."""
-    if env := os.environ.get("TOKVIZ_DATA_DIR"):
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "tokviz"
-
-
-def vocab_dir() -> Path:
-    """Provisioned vocabulary files. OpenAI files keep the names tiktoken's cache gives them, so
-    `TIKTOKEN_CACHE_DIR=<this folder>` lets tiktoken itself load them offline."""
-    return data_dir() / "vocabs"
 
 
 @dataclass(frozen=True)
@@ -235,6 +223,8 @@ def load(spec: str, **options: Any) -> Tokenizer:
     entry = find(spec)
     if entry is not None:
         return load_entry(entry)
+    if discovery.is_local_spec(spec):
+        return load_local(spec)
     path = Path(spec).expanduser()
     if "+" in spec and not path.exists():
         base, extra = spec.rsplit("+", 1)
@@ -243,6 +233,17 @@ def load(spec: str, **options: Any) -> Tokenizer:
         return load_path(path, **options)
     names = ", ".join(e.name for e in entries())
     raise TokenizerError(f"unknown tokenizer {spec!r}: not a catalog name ({names}) nor a file")
+
+
+def load_local(spec: str) -> Tokenizer:
+    """A model on this machine by its stable spec: `hf:ORG/NAME` (the snapshot with its own
+    settings), `ollama:MODEL:TAG` or `lmstudio:PUBLISHER/MODEL/FILE` (their GGUF)."""
+    found = discovery.resolve(spec)
+    if found.format == "tokenizer.json" and found.folder is not None:
+        from tokviz.core.backends.hf_backend import HFTokenizer
+
+        return HFTokenizer.from_snapshot(found.folder, name=found.name)
+    return load_path(found.path, name=found.name)
 
 
 def load_entry(entry: CatalogEntry) -> Tokenizer:
@@ -265,11 +266,12 @@ def load_path(
     `.tiktoken` gets them from its sidecar; otherwise the caller's, or cl100k's pattern.
     """
     path = Path(path).expanduser()
-    if path.is_dir():
-        candidate = path / "tokenizer.json"
-        if not candidate.is_file():
+    if path.is_dir():  # a model folder: its tokenizer.json with its tokenizer_config.json
+        if not (path / "tokenizer.json").is_file():
             raise TokenizerError(f"{path} is a folder without a tokenizer.json")
-        path = candidate
+        from tokviz.core.backends.hf_backend import HFTokenizer
+
+        return HFTokenizer.from_snapshot(path, name=name or path.name)
     if not path.is_file():
         raise TokenizerError(f"no such file: {path}")
     fmt = sniff_format(path)

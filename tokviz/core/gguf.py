@@ -95,6 +95,47 @@ def read_metadata(path: str | os.PathLike[str]) -> GGUFMetadata:
         raise GGUFError(f"cannot read {path}: {e.strerror or e}") from e
 
 
+@dataclass(frozen=True)
+class GGUFSummary:
+    """What a listing of models needs from a GGUF file, read without its arrays."""
+
+    path: Path
+    name: str | None  # general.name
+    architecture: str | None  # general.architecture
+    model: str | None  # tokenizer.ggml.model (None: the file carries no vocabulary)
+    pre: str | None  # tokenizer.ggml.pre
+    vocab_size: int | None  # the length of tokenizer.ggml.tokens
+
+
+_SUMMARY_KEYS = {
+    "general.name": "name", "general.architecture": "architecture",
+    "tokenizer.ggml.model": "model", "tokenizer.ggml.pre": "pre",
+}
+
+
+def read_summary(path: str | os.PathLike[str]) -> GGUFSummary:
+    """The name, architecture, tokenizer model, pre-tokenizer and vocabulary size of a GGUF file.
+
+    Arrays are skipped, not read (a numeric array in one step, a string array one length at a
+    time). llama.cpp writes `general.*` and `tokenizer.ggml.model`/`.pre` before the token list,
+    so the walk stops at the token list once the model is known: a model's summary costs a few
+    kilobytes of its header (a file with no `pre` key, Gemma 4's, has None there).
+
+    >>> read_summary("ggml-vocab-qwen2.gguf").pre  # doctest: +SKIP
+    'qwen2'
+    """
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < 24:
+                raise GGUFError(f"{path}: not a GGUF file ({size} bytes)")
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                return _Parser(path, buf, size).summary()
+    except OSError as e:
+        raise GGUFError(f"cannot read {path}: {e.strerror or e}") from e
+
+
 class _Parser:
     def __init__(self, path: Path, buf: mmap.mmap, size: int) -> None:
         self.path, self.buf, self.size, self.pos = path, buf, size, 0
@@ -122,6 +163,17 @@ class _Parser:
         return data.decode("utf-8", "surrogateescape")
 
     def parse(self) -> GGUFMetadata:
+        version, tensor_count, kv_count = self.header()
+        fields: dict[str, Any] = {}
+        for _ in range(kv_count):
+            self.key = ""
+            key = self.string()
+            self.key = key
+            fields[key] = self.value(self.scalar("<I", 4))
+        return GGUFMetadata(self.path, version, tensor_count, fields)
+
+    def header(self) -> tuple[int, int, int]:
+        """Magic, version, tensor count and key/value count: (version, tensors, key/values)."""
         magic = bytes(self.buf[:4])
         if magic != MAGIC:
             raise GGUFError(f"{self.path}: not a GGUF file (it starts with {magic!r}, not b'GGUF')")
@@ -134,13 +186,67 @@ class _Parser:
         kv_count = self.scalar("<Q", 8)
         if kv_count > (self.size - self.pos) // 13:  # a key/value is at least 8 + 1 + 4 bytes
             raise self.fail(f"{kv_count:,} key/values cannot fit in the file")
-        fields: dict[str, Any] = {}
+        return version, tensor_count, kv_count
+
+    def summary(self) -> GGUFSummary:
+        _, _, kv_count = self.header()
+        found: dict[str, Any] = {}
+        vocab_size: int | None = None
         for _ in range(kv_count):
             self.key = ""
             key = self.string()
             self.key = key
-            fields[key] = self.value(self.scalar("<I", 4))
-        return GGUFMetadata(self.path, version, tensor_count, fields)
+            vtype = self.scalar("<I", 4)
+            if key == "tokenizer.ggml.tokens" and vtype == ARRAY:
+                etype = self.scalar("<I", 4)
+                vocab_size = self.scalar("<Q", 8)
+                if "model" in found:  # what a writer puts before the tokens is all there is
+                    break
+                self.skip_array(etype, vocab_size)
+            elif key in _SUMMARY_KEYS and vtype == STRING:
+                found[_SUMMARY_KEYS[key]] = self.string()
+                if vocab_size is not None and len(found) == len(_SUMMARY_KEYS):
+                    break
+            else:
+                self.skip(vtype)
+        return GGUFSummary(self.path, vocab_size=vocab_size, **{k: found.get(k) for k in _SUMMARY_KEYS.values()})
+
+    def skip(self, vtype: int) -> None:
+        if vtype in _SCALARS:
+            self.need(_SCALARS[vtype][1])
+            self.pos += _SCALARS[vtype][1]
+        elif vtype == STRING:
+            n = self.scalar("<Q", 8)
+            self.need(n)
+            self.pos += n
+        elif vtype == ARRAY:
+            etype = self.scalar("<I", 4)
+            self.skip_array(etype, self.scalar("<Q", 8))
+        else:
+            raise self.fail(f"unknown value type {vtype}")
+
+    def skip_array(self, etype: int, n: int) -> None:
+        if etype in _NUMPY:
+            width = _SCALARS[etype][1]
+            if n > (self.size - self.pos) // width:
+                raise self.fail(f"an array of {n:,} values cannot fit in the file")
+            self.pos += n * width
+        elif etype == STRING:
+            if n > (self.size - self.pos) // 8:
+                raise self.fail(f"an array of {n:,} strings cannot fit in the file")
+            buf, pos, size = self.buf, self.pos, self.size
+            unpack = struct.Struct("<Q").unpack_from
+            for _ in range(n):
+                if pos + 8 > size:
+                    self.pos = pos
+                    raise self.fail("a string length runs past the end of the file")
+                pos += 8 + unpack(buf, pos)[0]
+            if pos > size:
+                raise self.fail("a string runs past the end of the file")
+            self.pos = pos
+        else:
+            for _ in range(n):
+                self.skip(etype)
 
     def value(self, vtype: int) -> Any:
         if vtype in _SCALARS:
@@ -189,4 +295,4 @@ class _Parser:
         return out
 
 
-__all__ = ["GGUFError", "GGUFMetadata", "is_gguf", "read_metadata"]
+__all__ = ["GGUFError", "GGUFMetadata", "GGUFSummary", "is_gguf", "read_metadata", "read_summary"]

@@ -86,6 +86,10 @@ class HFTokenizer(Tokenizer):
             content: i for i, (content, special) in self._added.items() if special and i != self._unk_id
         }
         self._size = tokenizer.get_vocab_size(with_added_tokens=True)
+        #: from a snapshot's tokenizer_config.json: BOS/EOS ids added around a text (None: the
+        #: post-processor decides), and the chat template the chat code renders with
+        self._wraps: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+        self.chat_template: str | None = None
 
     @staticmethod
     def _find_space_mark(config: dict[str, Any]) -> str | None:
@@ -138,6 +142,67 @@ class HFTokenizer(Tokenizer):
             message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise TokenizerError(f"{where}: the tokenizers library cannot read it ({message})") from e
         return cls(tokenizer, name=name, config=config)
+
+    @classmethod
+    def from_snapshot(cls, folder: str | os.PathLike[str], *, name: str | None = None) -> HFTokenizer:
+        """Load a Hugging Face model folder as transformers loads it: `tokenizer.json` through the
+        tokenizers library, then `tokenizer_config.json` (when there is one): the tokens its
+        `added_tokens_decoder` marks special and the named ones (`bos_token`, `eos_token`,
+        `additional_special_tokens`...) become special tokens, `add_bos_token` / `add_eos_token`
+        decide what "as the model sees it" puts around a text (DeepSeek-V3's post-processor adds
+        nothing; its config adds BOS), and `chat_template` is kept for the chat code.
+
+        >>> HFTokenizer.from_snapshot("~/.cache/huggingface/hub/models--deepseek-ai--DeepSeek-V3/snapshots/REV")  # doctest: +SKIP
+        """
+        folder = Path(folder).expanduser()
+        tokenizer = cls.from_file(folder / "tokenizer.json", name=name or folder.name)
+        config_path = folder / "tokenizer_config.json"
+        if config_path.is_file():
+            try:
+                config = json.loads(config_path.read_text("utf-8"))
+            except (OSError, UnicodeDecodeError, ValueError) as e:
+                raise TokenizerError(f"{config_path}: not a readable tokenizer_config.json ({e})") from e
+            if not isinstance(config, dict):
+                raise TokenizerError(f"{config_path}: not a tokenizer_config.json (not a JSON object)")
+            tokenizer._apply_config(config)
+        return tokenizer
+
+    def _apply_config(self, config: dict[str, Any]) -> None:
+        marked: dict[str, int] = {}
+        decoder = config.get("added_tokens_decoder")
+        for key, token in (decoder.items() if isinstance(decoder, dict) else ()):
+            content = token.get("content") if isinstance(token, dict) else None
+            if isinstance(content, str) and token.get("special") and str(key).isdigit():
+                marked[content] = int(key)
+        named = [config.get(k) for k in _NAMED_SPECIALS]
+        extra = config.get("additional_special_tokens")
+        named += extra if isinstance(extra, list) else []
+        for value in named:
+            content = _content(value)
+            token_id = self.tk.token_to_id(content) if content is not None else None
+            if content is not None and token_id is not None:
+                marked.setdefault(content, token_id)
+        specials = dict(self.special_tokens)
+        for content, token_id in marked.items():
+            if self.tk.token_to_id(content) != token_id or token_id == self._unk_id:
+                continue  # a config that disagrees with the vocabulary: the vocabulary wins
+            self._added[token_id] = (content, True)
+            specials[content] = token_id
+        self.special_tokens = specials
+        add_bos, add_eos = config.get("add_bos_token"), config.get("add_eos_token")
+        if isinstance(add_bos, bool) or isinstance(add_eos, bool):
+            bos, eos = (self._config_token_id(config.get(k)) for k in ("bos_token", "eos_token"))
+            self._wraps = (
+                (bos,) if add_bos and bos is not None else (),
+                (eos,) if add_eos and eos is not None else (),
+            )
+        template = config.get("chat_template")
+        if isinstance(template, str):
+            self.chat_template = template
+
+    def _config_token_id(self, value: object) -> int | None:
+        content = _content(value)
+        return self.tk.token_to_id(content) if content is not None else None
 
     @classmethod
     def from_tokenizer(cls, tokenizer: tokenizers.Tokenizer, *, name: str = "tokenizer") -> HFTokenizer:
@@ -198,7 +263,10 @@ class HFTokenizer(Tokenizer):
         return [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
 
     def specials_added(self, text: str) -> SpecialsAdded:
-        """What the post-processor puts around the text's ids with `add_special_tokens=True`."""
+        """What the post-processor puts around the text's ids with `add_special_tokens=True`, or
+        what a snapshot's `add_bos_token` / `add_eos_token` say (transformers' rule)."""
+        if self._wraps is not None:
+            return SpecialsAdded(*self._wraps)
         with_special = self.tk.encode(text, add_special_tokens=True).ids
         without = self.tk.encode(text, add_special_tokens=False).ids
         for k in range(len(with_special) - len(without) + 1):
@@ -268,6 +336,16 @@ class HFTokenizer(Tokenizer):
                 a, b = int(byte_starts[k]), int(byte_ends[k])
             found.append((k, data[a:b]))
         return found
+
+
+_NAMED_SPECIALS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def _content(value: object) -> str | None:
+    """A tokenizer_config.json token: `"<s>"` or `{"content": "<s>", ...}`."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
 
 
 def _is_byte_piece(piece: str) -> bool:

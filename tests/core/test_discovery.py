@@ -1,0 +1,272 @@
+"""Discovery of the tokenizers on a machine, on real layouts built in tmp_path: a Hugging Face
+cache whose snapshot files are symlinks into blobs/, an Ollama store whose blob is a real llama.cpp
+GGUF, an LM Studio folder, llama.cpp's cache and a user folder with a symlink loop."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tokviz.core import catalog, discovery
+from tokviz.core.tokenizer import TokenizerError
+
+REV = "0123456789abcdef0123456789abcdef01234567"
+
+DEEPSEEK_CONFIG = {  # the fields of deepseek-ai/DeepSeek-V3's tokenizer_config.json that matter here
+    "add_bos_token": True,
+    "add_eos_token": False,
+    "bos_token": {"__type": "AddedToken", "content": "<｜begin▁of▁sentence｜>", "lstrip": False,
+                  "normalized": True, "rstrip": False, "single_word": False},
+    "eos_token": {"__type": "AddedToken", "content": "<｜end▁of▁sentence｜>", "lstrip": False,
+                  "normalized": True, "rstrip": False, "single_word": False},
+    "legacy": True,
+    "model_max_length": 131072,
+    "pad_token": {"__type": "AddedToken", "content": "<｜end▁of▁sentence｜>", "lstrip": False,
+                  "normalized": True, "rstrip": False, "single_word": False},
+    "tokenizer_class": "LlamaTokenizerFast",
+    "unk_token": None,
+    "added_tokens_decoder": {
+        "128803": {"content": "<｜User｜>", "lstrip": False, "normalized": True, "rstrip": False,
+                   "single_word": False, "special": True},
+    },
+    "chat_template": "{{ bos_token }}{% for m in messages %}<｜{{ m['role'] }}｜>{{ m['content'] }}{% endfor %}",
+}
+
+
+def _blob(repo: Path, data: bytes) -> Path:
+    digest = hashlib.sha256(data).hexdigest()
+    blob = repo / "blobs" / digest
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(data)
+    return blob
+
+
+def hf_repo(hub: Path, repo_id: str, files: dict[str, bytes], *, rev: str = REV) -> Path:
+    """A hub-cache repository as huggingface_hub writes it: blobs by hash, a snapshot of symlinks."""
+    repo = hub / ("models--" + repo_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / rev
+    snapshot.mkdir(parents=True)
+    for name, data in files.items():
+        blob = _blob(repo, data)
+        os.symlink(os.path.relpath(blob, snapshot), snapshot / name)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(rev)
+    return snapshot
+
+
+def ollama_model(store: Path, name: str, tag: str, gguf: Path, *, namespace: str = "library") -> Path:
+    data = gguf.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    (store / "blobs").mkdir(parents=True, exist_ok=True)
+    (store / "blobs" / f"sha256-{digest}").write_bytes(data)
+    manifest = store / "manifests" / "registry.ollama.ai" / namespace / name / tag
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    layers = [
+        {"mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}", "size": len(data)},
+        {"mediaType": "application/vnd.ollama.image.template", "digest": "sha256:" + "0" * 64, "size": 10},
+    ]
+    manifest.write_text(json.dumps({"schemaVersion": 2, "layers": layers}))
+    return manifest
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch, vocab_path, vocab):
+    """A home folder with every kind of store in it, and the environment pointing at it (the
+    data folder too: the real vocabularies the tests compare with are loaded first)."""
+    vocab("deepseek-v3"), vocab("ggml-vocab-qwen2")
+    (tmp_path / "spare").mkdir()
+    shutil.copyfile(vocab_path("ggml-vocab-gpt-2"), tmp_path / "spare" / "gpt2.gguf")
+    deepseek = vocab_path("deepseek-v3").read_bytes()
+    qwen_ranks = vocab_path("qwen").read_bytes()
+    mistral = vocab_path("mistral-7b-v0.1").read_bytes()
+    qwen2_gguf, llama_gguf = vocab_path("ggml-vocab-qwen2"), vocab_path("ggml-vocab-llama-bpe")
+    spm_gguf = vocab_path("ggml-vocab-llama-spm")
+    home = tmp_path / "home"
+    hub = tmp_path / "hf" / "hub"
+    hf_repo(hub, "deepseek-ai/DeepSeek-V3", {
+        "tokenizer.json": deepseek,
+        "tokenizer_config.json": json.dumps(DEEPSEEK_CONFIG).encode(),
+        "config.json": json.dumps({"vocab_size": 129280}).encode(),
+    })
+    hf_repo(hub, "Qwen/Qwen-7B", {"qwen.tiktoken": qwen_ranks, "config.json": b'{"vocab_size": 151936}'})
+    hf_repo(hub, "mistralai/Mistral-7B-v0.1", {"tokenizer.model": mistral})
+    hf_repo(hub, "someone/weights-only", {"config.json": b"{}"})  # no tokenizer: not listed
+    (hub / "datasets--someone--data").mkdir()
+    store = tmp_path / "ollama"
+    ollama_model(store, "qwen2", "7b", qwen2_gguf)
+    ollama_model(store, "llama3.2", "3b", llama_gguf, namespace="someone")
+    broken = store / "manifests" / "registry.ollama.ai" / "library" / "embed" / "latest"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(json.dumps({"layers": [{"mediaType": "application/vnd.ollama.image.license"}]}))
+    lms = home / ".lmstudio" / "models" / "lmstudio-community" / "Meta-Llama-3-8B-GGUF"
+    lms.mkdir(parents=True)
+    shutil.copyfile(llama_gguf, lms / "Meta-Llama-3-8B-Q4_K_M.gguf")
+    llama_cache = tmp_path / "llama-cache"
+    llama_cache.mkdir()
+    shutil.copyfile(spm_gguf, llama_cache / "ggml-org_llama-spm.gguf")
+    data = tmp_path / "data"
+    for key, value in {"HOME": home, "HF_HUB_CACHE": hub, "OLLAMA_MODELS": store, "LLAMA_CACHE": llama_cache,
+                       "TOKVIZ_DATA_DIR": data}.items():
+        monkeypatch.setenv(key, str(value))
+    monkeypatch.delenv("HF_HOME", raising=False)
+    return tmp_path
+
+
+def by_spec(scan: discovery.Scan) -> dict[str, discovery.Found]:
+    return {f.spec: f for f in scan.found}
+
+
+def test_every_store_is_found_with_names_formats_sizes_and_specs(machine):
+    scan = discovery.scan()
+    found = by_spec(scan)
+    lms = "lmstudio:lmstudio-community/Meta-Llama-3-8B-GGUF/Meta-Llama-3-8B-Q4_K_M.gguf"
+    spm = str(machine / "llama-cache" / "ggml-org_llama-spm.gguf")
+    assert set(found) == {
+        "hf:deepseek-ai/DeepSeek-V3", "hf:Qwen/Qwen-7B", "hf:mistralai/Mistral-7B-v0.1",
+        "ollama:qwen2:7b", "ollama:someone/llama3.2:3b", lms, spm,
+    }
+    deepseek = found["hf:deepseek-ai/DeepSeek-V3"]
+    assert (deepseek.name, deepseek.format, deepseek.vocab_size) == ("deepseek-ai/DeepSeek-V3", "tokenizer.json", 129280)
+    assert deepseek.path.name == "tokenizer.json" and deepseek.path.parent.name == REV
+    assert found["hf:Qwen/Qwen-7B"].format == "tiktoken"
+    assert found["hf:Qwen/Qwen-7B"].vocab_size == 151643  # the rank file's lines
+    assert found["hf:mistralai/Mistral-7B-v0.1"].format == "sentencepiece"
+    assert found["hf:mistralai/Mistral-7B-v0.1"].vocab_size is None  # no config.json to say it
+    qwen2 = found["ollama:qwen2:7b"]
+    assert (qwen2.label, qwen2.format, qwen2.vocab_size) == ("ollama qwen2:7b", "gguf", 151936)
+    assert qwen2.path.parent.name == "blobs" and qwen2.path.name.startswith("sha256-")
+    assert qwen2.detail == "GGUF gpt2 · pre-tokenizer qwen2"
+    assert found[lms].name == "llama-bpe"  # the GGUF's general.name
+    assert found[lms].vocab_size == 128256
+    assert found[spm].source == "llama.cpp" and found[spm].vocab_size == 32000
+    assert any("embed/latest" in n and "no application/vnd.ollama.image.model layer" in n for n in scan.notes)
+
+
+def test_refs_main_picks_the_revision(machine):
+    hub = machine / "hf" / "hub"
+    older = hf_repo(hub, "org/two-revisions", {"tokenizer.model": b"\x0a\x00"}, rev="a" * 40)
+    newer = hub / "models--org--two-revisions" / "snapshots" / ("b" * 40)
+    newer.mkdir()
+    shutil.copyfile(older / "tokenizer.model", newer / "tokenizer.model")
+    found = by_spec(discovery.scan())["hf:org/two-revisions"]
+    assert found.path.parent.name == "a" * 40  # refs/main, not the newest folder
+    (hub / "models--org--two-revisions" / "refs" / "main").unlink()
+    assert by_spec(discovery.scan())["hf:org/two-revisions"].path.parent.name == "b" * 40
+
+
+def test_a_user_folder_is_remembered_and_a_symlink_loop_is_a_note(machine):
+    folder = machine / "mine"
+    (folder / "a" / "b").mkdir(parents=True)
+    shutil.copyfile(machine / "spare" / "gpt2.gguf", folder / "a" / "gpt2.gguf")
+    (folder / "a" / "b" / "loop").symlink_to(folder / "a")  # back up the tree: a loop
+    (folder / "out").symlink_to(machine / "ollama")  # out of the tree: not followed
+    (folder / "gone.gguf").symlink_to(folder / "missing.gguf")
+    assert discovery.add_folder(folder) == folder
+    assert discovery.add_folder(folder) == folder  # once
+    saved = json.loads((machine / "data" / "folders.json").read_text())
+    assert saved == {"format": "tokviz-folders v1", "folders": [str(folder)]}
+    scan = discovery.scan()
+    mine = [f for f in scan.found if f.source == "folder"]
+    assert [(f.name, f.spec) for f in mine] == [("gpt-2", str(folder / "a" / "gpt2.gguf"))]
+    assert any("symlink loop" in n for n in scan.notes)
+    assert any("a symlink out of" in n for n in scan.notes)
+    assert any("gone.gguf: broken symlink" in n for n in scan.notes)
+    assert discovery.remove_folder(folder) and discovery.user_folders() == []
+
+
+def test_unreadable_entries_are_skipped_with_a_note(machine):
+    bad = machine / "llama-cache" / "truncated.gguf"
+    bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 8 + b"\xff" * 8)
+    scan = discovery.scan()
+    assert str(bad) not in by_spec(scan)
+    assert any(str(bad) in n for n in scan.notes)
+    assert len(scan.found) == 7
+
+
+def test_nothing_installed_finds_nothing(tmp_path, monkeypatch):
+    for key in ("HF_HUB_CACHE", "OLLAMA_MODELS", "LLAMA_CACHE", "HF_HOME"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "data"))
+    scan = discovery.scan()
+    assert scan.found == [] and scan.notes == []
+    assert discovery.hf_hub_dir() == tmp_path / ".cache" / "huggingface" / "hub"
+
+
+def test_hf_home_names_the_hub(tmp_path, monkeypatch):
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert discovery.hf_hub_dir() == tmp_path / "hf" / "hub"
+
+
+# -- specs ---------------------------------------------------------------------------------------
+
+
+def test_hf_spec_loads_the_snapshot_with_its_own_settings(machine, vocab):
+    tok = catalog.load("hf:deepseek-ai/DeepSeek-V3")
+    assert tok.name == "deepseek-ai/DeepSeek-V3"
+    reference = vocab("deepseek-v3")
+    text = "Hello world, 你好 <｜User｜> hi"
+    plain = reference.encode_ids("Hello world, 你好")
+    assert tok.encode_ids("Hello world, 你好") == plain
+    # added_tokens_decoder marks <｜User｜> special: parsed only when allowed, like the others
+    assert tok.special_tokens["<｜User｜>"] == 128803
+    assert "<｜User｜>" not in reference.special_tokens
+    assert 128803 in tok.encode_ids(text, allowed_special="all")
+    # add_bos_token: BOS in front "as the model sees it" (the post-processor alone adds nothing)
+    added = tok.specials_added(text)
+    assert added is not None and added.before == (0,) and added.after == ()
+    assert reference.specials_added(text) in (None, type(added)())
+    assert tok.chat_template == DEEPSEEK_CONFIG["chat_template"]
+
+
+def test_ollama_and_lmstudio_specs_load_their_gguf(machine, vocab):
+    qwen2 = catalog.load("ollama:qwen2:7b")
+    assert qwen2.name == "qwen2:7b" and qwen2.family == "gguf"
+    assert qwen2.encode_ids("Hello world") == vocab("ggml-vocab-qwen2").encode_ids("Hello world")
+    assert catalog.load("ollama:someone/llama3.2:3b").vocab_size == 128256
+    lms = catalog.load("lmstudio:lmstudio-community/Meta-Llama-3-8B-GGUF")
+    assert lms.vocab_size == 128256
+
+
+def test_other_specs_load_as_listed(machine):
+    for found in discovery.scan().found:
+        assert catalog.load(found.spec).vocab_size > 0, found.spec
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("hf:nobody/nothing", "is not in the Hugging Face cache"),
+    ("hf:deepseek-ai/DeepSeek-V3@deadbeef", "has no revision 'deadbeef'"),
+    ("hf:no-slash", "expected hf:ORG/NAME"),
+    ("hf:", "name a model after hf:"),
+    ("ollama:qwen2:70b", "run `ollama pull qwen2:70b`"),
+    ("ollama:nomodel", "run `ollama pull nomodel:latest`"),
+    ("ollama:embed:latest", "no application/vnd.ollama.image.model layer"),
+    ("ollama:../x:1", "expected ollama:MODEL:TAG"),
+    ("lmstudio:nobody/nothing", "is not in LM Studio's models folder"),
+])
+def test_bad_specs_say_what_is_missing(machine, spec, message):
+    with pytest.raises(TokenizerError) as e:
+        catalog.load(spec)
+    assert message in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_model_folder_path_loads_with_its_config(machine):
+    snapshot = next((machine / "hf" / "hub" / "models--deepseek-ai--DeepSeek-V3" / "snapshots").iterdir())
+    tok = catalog.load(str(snapshot))
+    assert tok.special_tokens["<｜User｜>"] == 128803
+
+
+def test_the_chat_code_finds_a_local_models_template(machine):
+    from tokviz.analysis.chat_sources import templates_for
+
+    template = templates_for("hf:deepseek-ai/DeepSeek-V3")["default"]
+    assert template.source == DEEPSEEK_CONFIG["chat_template"]
+    assert template.special_strings["bos_token"] == "<｜begin▁of▁sentence｜>"
+    assert "<|im_start|>" in templates_for("ollama:qwen2:7b")["default"].source  # the GGUF's own
