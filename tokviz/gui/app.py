@@ -15,7 +15,7 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from tokviz.gui.compare.window import MainWindow
-from tokviz.gui.widgets.theme import icon, stylesheet
+from tokviz.gui.widgets.theme import apply_theme, icon
 
 ORGANIZATION = "tokviz"
 APPLICATION = "tokviz"
@@ -51,7 +51,7 @@ def build_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setWindowIcon(icon("tokviz"))
-    app.setStyleSheet(stylesheet())
+    apply_theme(app)  # the style sheet and a light palette to match, in dark system themes too
     return app  # type: ignore[return-value]
 
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import as_file
 
-from PySide6.QtGui import QColor, QIcon
+from PySide6.QtGui import QColor, QIcon, QPalette
+from PySide6.QtWidgets import QApplication
 
 from tokviz.core.tokens import TokenKind
 
@@ -64,9 +65,53 @@ def icon(name: str) -> QIcon:
 
 
 def stylesheet() -> str:
+    """The shipped style sheet, its `@icons@` placeholders pointing at the shipped icons."""
     try:
         from tokviz.core.resources import resource_path
 
-        return resource_path("styles", "tokviz.qss").read_text(encoding="utf-8")
+        sheet = resource_path("styles", "tokviz.qss").read_text(encoding="utf-8")
+        with as_file(resource_path("icons", "arrow-down.svg")) as arrow:
+            folder = arrow.parent.as_posix()
     except Exception:
         return ""
+    return sheet.replace("@icons@", folder)
+
+
+# the roles of a light palette matching tokviz.qss (a dark system palette would give light text)
+_LIGHT = {
+    QPalette.ColorRole.Window: "#f6f7f9",
+    QPalette.ColorRole.WindowText: "#1f2937",
+    QPalette.ColorRole.Base: "#ffffff",
+    QPalette.ColorRole.AlternateBase: "#f4f6f9",
+    QPalette.ColorRole.Text: "#1f2937",
+    QPalette.ColorRole.PlaceholderText: "#9aa1ab",
+    QPalette.ColorRole.Button: "#ffffff",
+    QPalette.ColorRole.ButtonText: "#1f2937",
+    QPalette.ColorRole.BrightText: "#ffffff",
+    QPalette.ColorRole.Highlight: "#b9d4f7",
+    QPalette.ColorRole.HighlightedText: "#111827",
+    QPalette.ColorRole.ToolTipBase: "#ffffff",
+    QPalette.ColorRole.ToolTipText: "#1f2937",
+    QPalette.ColorRole.Link: "#1d5fbf",
+    QPalette.ColorRole.Light: "#ffffff",
+    QPalette.ColorRole.Midlight: "#eef0f3",
+    QPalette.ColorRole.Mid: "#c9ced6",
+    QPalette.ColorRole.Dark: "#9aa1ab",
+    QPalette.ColorRole.Shadow: "#6b7280",
+}
+
+
+def light_palette() -> QPalette:
+    """The palette tokviz.qss is drawn against, whatever the system theme (disabled text greyed)."""
+    palette = QPalette()
+    for role, colour in _LIGHT.items():
+        palette.setColor(role, QColor(colour))
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#a0a6b0"))
+    return palette
+
+
+def apply_theme(app: QApplication) -> None:
+    """Give `app` the light palette and the style sheet (the same look in light and dark themes)."""
+    app.setPalette(light_palette())
+    app.setStyleSheet(stylesheet())
