@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.files"]  # the `tree` fixture of small files on disk
+pytest_plugins = ["tests.files", "tests.local_models"]  # `tree`: small files; `machine`: model stores
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))

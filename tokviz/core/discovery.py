@@ -16,7 +16,7 @@ llama.cpp's cache and folders the user added, found by their known layouts.
 
 Vocabulary sizes come from metadata only: a GGUF's header up to its token list
 (`tokviz.core.gguf.read_summary`), a snapshot's `config.json` `vocab_size` (the model's, which
-may round the tokenizer's up), a rank file's line count. Scanning never opens weights, follows a
+may round the tokenizer's up), a rank file's last rank. Scanning never opens weights, follows a
 folder symlink only to a folder inside the tree being scanned and never twice (a loop is a
 note), and skips what it cannot read with a note; it never raises for what it finds on disk.
 
@@ -176,15 +176,21 @@ def scan(
     """Find every tokenizer under `where` (default: `roots()`). `check()` is called between
     models (for cancellation: it may raise)."""
     result = Scan(roots=list(where if where is not None else roots()))
-    seen: set[Path] = set()
+    seen: set[Path] | None = None  # resolved paths, built only when a folder walk needs them
     for source, root in result.roots:
         if not root.is_dir():
             continue
         for found in _SCANNERS[source](root, result.notes, check or _nothing):
-            key = found.path.resolve()
-            if key not in seen:  # an Ollama blob also under a user folder: listed once
+            # a file a folder walk finds again (a user folder holding the HF cache) is listed
+            # once; two Ollama tags of one blob (`llama3.2:latest`, `llama3.2:3b`) are two names
+            if source in ("llama.cpp", "folder"):
+                if seen is None:
+                    seen = {f.path.resolve() for f in result.found}
+                key = found.path.resolve()
+                if key in seen:
+                    continue
                 seen.add(key)
-                result.found.append(found)
+            result.found.append(found)
     return result
 
 
@@ -277,7 +283,7 @@ def _scan_hf(root: Path, notes: list[str], check: Callable[[], None]) -> Iterato
             continue
         file, fmt = found
         if fmt == "tiktoken":
-            size = _count_lines(file, notes)
+            size = _rank_file_size(file, notes)
         else:
             size = _config_vocab_size(snapshot, notes)
         yield Found(repo, "hf", fmt, size, file, f"hf:{repo}", f"revision {snapshot.name[:12]}")
@@ -298,13 +304,19 @@ def _config_vocab_size(snapshot: Path, notes: list[str]) -> int | None:
     return size if isinstance(size, int) else None
 
 
-def _count_lines(path: Path, notes: list[str]) -> int | None:
+def _rank_file_size(path: Path, notes: list[str]) -> int | None:
+    """A rank file's size from its last line (`base64 rank`): the last rank + 1, reading 256
+    bytes rather than counting a few megabytes of lines."""
     try:
         with open(path, "rb") as f:
-            return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+            f.seek(0, os.SEEK_END)
+            f.seek(max(f.tell() - 256, 0))
+            tail = f.read().rstrip().rsplit(b"\n", 1)[-1]
     except OSError as e:
         notes.append(f"{path}: unreadable ({e.strerror or e})")
         return None
+    rank = tail.rsplit(b" ", 1)[-1]
+    return int(rank) + 1 if rank.isdigit() else None
 
 
 # Ollama
@@ -380,7 +392,7 @@ def _scan_files(source: Source) -> Callable[[Path, list[str], Callable[[], None]
                 continue
             fmt = {"tokenizer.json": "tokenizer.json", "tokenizer.model": "sentencepiece"}.get(path.name, "tiktoken")
             if fmt == "tiktoken":
-                size = _count_lines(path, notes)
+                size = _rank_file_size(path, notes)
             else:
                 size = _config_vocab_size(path.parent, notes)
             name = path.parent.name if fmt != "tiktoken" else path.stem
