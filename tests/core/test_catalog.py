@@ -78,12 +78,11 @@ def test_missing_file(tmp_path):
 
 def test_user_catalog_entries_extend_the_builtin_ones(tmp_path, monkeypatch):
     r50k = catalog.find("r50k_base")
-    own = tmp_path / "own.tiktoken"
-    shutil.copy(r50k.path, own)
+    (tmp_path / "data" / "vocabs").mkdir(parents=True)
+    shutil.copy(r50k.path, tmp_path / "data" / "vocabs" / "own.tiktoken")
     monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "data"))
-    (tmp_path / "data").mkdir()
     (tmp_path / "data" / "catalog.json").write_text(json.dumps({"entries": [{
-        "name": "my-gpt2", "format": "tiktoken", "file": str(own), "sha256": r50k.sha256,
+        "name": "my-gpt2", "format": "tiktoken", "file": "own.tiktoken", "sha256": r50k.sha256,
         "pattern": r50k.pattern, "special_tokens": {"<|endoftext|>": 50256},
     }]}))
     entry = catalog.find("my-gpt2")
@@ -95,7 +94,9 @@ def test_broken_user_catalog_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
     (tmp_path / "catalog.json").write_text("{not json")
     with pytest.raises(TokenizerError, match="catalog.json: not a valid tokviz catalog"):
-        catalog.entries()
+        catalog.user_entries()
+    with pytest.warns(catalog.CatalogWarning, match="not a valid tokviz catalog .*; its entries are skipped"):
+        assert [e.name for e in catalog.entries()] == [e.name for e in catalog.builtin_entries()]
 
 
 def test_default_specs_prefer_the_provisioned_preferred_ones():
@@ -110,5 +111,6 @@ def test_default_specs_prefer_the_provisioned_preferred_ones():
 def test_a_fresh_machine_with_a_broken_user_catalog_misses_every_preferred_one(tmp_path, monkeypatch):
     monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path))
     (tmp_path / "catalog.json").write_text("{not json")
-    assert catalog.missing_preferred() == list(catalog.PREFERRED)
-    assert set(catalog.default_specs()) <= {e.name for e in catalog.builtin_entries() if e.available}
+    with pytest.warns(catalog.CatalogWarning):
+        assert catalog.missing_preferred() == list(catalog.PREFERRED)
+        assert set(catalog.default_specs()) <= {e.name for e in catalog.builtin_entries() if e.available}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from tokviz import __version__
 from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, one_line
+from tokviz.core.catalog_check import CatalogWarning
 from tokviz.core.tokenizer import TokenizerError
 
 __all__ = ["CliError", "build_parser", "main"]
@@ -63,6 +65,17 @@ def run_command(args: argparse.Namespace) -> int:
     with `set_defaults`.
     """
     prog = getattr(args, "prog", "tokviz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("default", CatalogWarning)  # once per message, as one line
+        warnings.showwarning = _show_warning
+        return _run(args, prog)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"tokviz: warning: {one_line(message) if isinstance(message, Exception) else message}", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace, prog: str) -> int:
     try:
         status = int(args.run(args))
         sys.stdout.flush()  # a closed pipe shows here, not at exit

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tokviz.core import discovery, sidecar
+from tokviz.core.catalog_check import CatalogWarning, check_catalog
 from tokviz.core.paths import data_dir as data_dir  # re-exported: catalog.data_dir() is the public name
 from tokviz.core.paths import vocab_dir as vocab_dir
 from tokviz.core.patterns import CL100K_PATTERN
@@ -141,8 +143,9 @@ def file_sha256(path: Path) -> str:
 
 
 def builtin_entries() -> list[CatalogEntry]:
-    data = json.loads(resources.files("tokviz.core").joinpath("catalog.json").read_text("utf-8"))
-    return [CatalogEntry.from_json(e) for e in data["entries"]]
+    file = resources.files("tokviz.core").joinpath("catalog.json")
+    data = json.loads(file.read_text("utf-8"))
+    return [CatalogEntry.from_json(e) for e in check_catalog(Path(str(file)), data, user=False)]
 
 
 def user_catalog_path() -> Path:
@@ -150,21 +153,31 @@ def user_catalog_path() -> Path:
 
 
 def user_entries() -> list[CatalogEntry]:
-    """Entries from the user's catalog file; a broken file is an error naming it, not a crash."""
+    """Entries from the user's catalog file; a broken file is a TokenizerError naming the file,
+    the entry and the field (`catalog_check`), not a crash."""
     path = user_catalog_path()
     if not path.is_file():
         return []
     try:
         data = json.loads(path.read_text("utf-8"))
-        return [CatalogEntry.from_json(e, user=True) for e in data["entries"]]
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError) as e:
         raise TokenizerError(f"{path}: not a valid tokviz catalog ({e})") from e
+    return [CatalogEntry.from_json(e, user=True) for e in check_catalog(path, data, user=True)]
 
 
 def entries() -> list[CatalogEntry]:
-    """Built-in entries, then the user's (a user entry with a built-in name replaces it)."""
+    """Built-in entries, then the user's (a user entry with a built-in name replaces it).
+
+    A user catalog that cannot be used is skipped with a `CatalogWarning` saying what is wrong,
+    so the built-in vocabularies (`encode -t cl100k_base`) still work.
+    """
     merged = {e.name: e for e in builtin_entries()}
-    for e in user_entries():
+    try:
+        user = user_entries()
+    except TokenizerError as problem:
+        warnings.warn(CatalogWarning(f"{problem}; its entries are skipped"), stacklevel=2)
+        user = []
+    for e in user:
         merged[e.name] = e
     return list(merged.values())
 

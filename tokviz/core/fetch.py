@@ -27,6 +27,7 @@ from pathlib import Path
 
 from tokviz.core.cancel import Cancelled, check
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
+from tokviz.core.catalog_check import check_package
 from tokviz.core.files import write_atomic
 
 #: progress(entry name, message, entries done, entries total)
@@ -107,6 +108,10 @@ def _fetch_one(
     total: int,
 ) -> FetchResult:
     errors = []
+    try:
+        _inside_vocab_dir(entry)
+    except FetchError as e:
+        return FetchResult(entry.name, False, str(e))
     if direct and entry.url and not entry.extras:  # extras only come in the source archive
         if progress:
             progress(entry.name, f"downloading {entry.url}", n, total)
@@ -138,6 +143,22 @@ def _fetch_one(
         f"reachable (pip's index or PIP_INDEX_URL) and run `tokviz vocabs fetch {entry.name}` again"
     )
     return FetchResult(entry.name, False, "; ".join(errors + [hint]) if errors else f"no source known; {hint}")
+
+
+def _inside_vocab_dir(entry: CatalogEntry) -> None:
+    """Refuse an entry whose files would land outside the vocabulary folder (a programmatic entry
+    with an absolute path; catalog files are checked when read) or whose package is not pinned."""
+    if entry.bundled:  # shipped inside tokviz: nothing to write
+        return
+    folder = vocab_dir().resolve()
+    for path in (entry.path, *(x.path for x in entry.extras)):
+        if not path.resolve().is_relative_to(folder):
+            raise FetchError(f"{path} is outside the vocabulary folder {folder}: refusing to write it")
+    if entry.source:
+        try:
+            check_package(entry.source["package"])
+        except ValueError as e:
+            raise FetchError(f"package {e}") from None
 
 
 def _reason(e: BaseException) -> str:
