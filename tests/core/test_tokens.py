@@ -27,9 +27,9 @@ def test_fragment_detection_follows_utf8_wholeness():
 def test_display_text_marks_whitespace_controls_and_partial_bytes():
     assert display_text(b"a b\t\n") == "a·b→↵"
     assert display_text(b" \xe6\xa0") == "·\ufffd"
-    assert display_text(b"\x00\x1b") == "\u2400\u241b"
+    assert display_text(b"\x00\x1b") == "⟨NUL⟩⟨ESC⟩"
     assert display_text(b"a b\t\n", visible_whitespace=False) == "a b\t\n"
-    assert display_text(b"\x1b", visible_whitespace=False) == "\u241b"
+    assert display_text(b"\x1b", visible_whitespace=False) == "⟨ESC⟩"
 
 
 def test_hex_bytes():

@@ -9,8 +9,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tokviz.analysis.notation import token_tooltip
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
-from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for, tooltip_text
+from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for
 from tokviz.gui.compare.token_layout import TokenLayout, covering
 
 FRAGMENT = Token(51461, b" \xe6\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")
@@ -46,10 +47,19 @@ def test_cells_are_shared_per_id_and_bytes() -> None:
 
 
 def test_tooltip_names_id_piece_bytes_span_kind() -> None:
-    text = tooltip_text(FRAGMENT, 7)
-    for part in ("token #7", "id 51461", "fragment", "piece: Ġæł", "bytes: 20 e6 a0 (3)", "chars 0–2"):
+    text = token_tooltip(FRAGMENT, 7, text=" 根")
+    for part in ("token #7", "id 51461", "fragment", "piece: Ġæł", "bytes: 20 e6 a0 (3)", "chars 0–2",
+                 "U+6839 CJK UNIFIED IDEOGRAPH-6839"):
         assert part in text
-    assert "'·\ufffd'" in text
+    lines = text.splitlines()
+    assert lines[1] == "text: '·\ufffd'" and lines[2] == "piece: Ġæł"  # decoded first, spelling second
+
+
+def test_tooltip_names_invisible_characters() -> None:
+    vs16 = Token(9468, "\u2764\ufe0f".encode(), 0, 6, 0, 2, TokenKind.NORMAL, "âĿ¤ï¸ı")
+    text = token_tooltip(vs16)
+    assert "text: '❤⟨VS16⟩'" in text
+    assert "U+FE0F VARIATION SELECTOR-16" in text and "U+2764 HEAVY BLACK HEART" in text
 
 
 def test_layout_breaks_after_newlines_and_wraps() -> None:

@@ -108,8 +108,8 @@ Column = Literal["id", "piece", "text", "hex", "length", "kind", "whole_utf8", "
 #: (column, header) in the order a view shows them
 COLUMNS: tuple[tuple[Column, str], ...] = (
     ("id", "ID"),
+    ("text", "Text"),  # decoded, in the panes' notation; the vocabulary's own spelling second
     ("piece", "Piece"),
-    ("text", "Text"),
     ("hex", "Bytes"),
     ("length", "Length"),
     ("kind", "Kind"),
@@ -123,8 +123,8 @@ _TEXT_SEPARATOR = "\ud800"  # a lone surrogate: no decoded text, readable text o
 
 class VocabRow(NamedTuple):
     id: int
-    piece: str
     text: str
+    piece: str
     hex: str
     length: int
     kind: TokenKind

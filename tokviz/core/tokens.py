@@ -79,24 +79,58 @@ def is_fragment(data: bytes) -> bool:
     return False
 
 
-_VISIBLE = {" ": "·", "\t": "→", "\n": "↵", "\r": "␍", "\u00a0": "⍽", "\u3000": "□"}
-_VISIBLE_TABLE = str.maketrans(
-    {**_VISIBLE, **{chr(c): chr(0x2400 + c) for c in range(0x20) if chr(c) not in _VISIBLE}, "\x7f": "␡"}
+#: C0 control characters by their standard abbreviations (the control pictures U+2400.. are
+#: empty boxes in most fonts: a name can be read)
+_C0_NAMES = (
+    "NUL", "SOH", "STX", "ETX", "EOT", "ENQ", "ACK", "BEL", "BS", "HT", "LF", "VT", "FF", "CR", "SO", "SI",
+    "DLE", "DC1", "DC2", "DC3", "DC4", "NAK", "SYN", "ETB", "CAN", "EM", "SUB", "ESC", "FS", "GS", "RS", "US",
 )
-_CONTROL_ONLY_TABLE = str.maketrans(
-    {chr(c): chr(0x2400 + c) for c in range(0x20) if chr(c) not in "\t\n\r"} | {"\x7f": "␡"}
-)
+#: characters that draw as nothing (or as a space) get a visible name; always shown, whatever
+#: the whitespace setting, since the text looks the same with and without them
+INVISIBLE_NAMES: dict[str, str] = {
+    **{chr(c): _C0_NAMES[c] for c in range(0x20) if chr(c) not in "\t\n\r"},
+    "\x7f": "DEL",
+    **{chr(c): f"U+{c:04X}" for c in range(0x80, 0xA0)},
+    "\x85": "NEL",
+    "\u00ad": "SHY",
+    "\u034f": "CGJ",
+    "\u061c": "ALM",
+    "\u180e": "MVS",
+    "\u200b": "ZWSP",
+    "\u200c": "ZWNJ",
+    "\u200d": "ZWJ",
+    "\u200e": "LRM",
+    "\u200f": "RLM",
+    "\u2028": "LS",
+    "\u2029": "PS",
+    **{chr(0x202A + k): name for k, name in enumerate(("LRE", "RLE", "PDF", "LRO", "RLO"))},
+    "\u2060": "WJ",
+    "\u2061": "FA",
+    "\u2062": "IT",
+    "\u2063": "IS",
+    "\u2064": "IP",
+    **{chr(0x2066 + k): name for k, name in enumerate(("LRI", "RLI", "FSI", "PDI"))},
+    **{chr(0xFE00 + k): f"VS{k + 1}" for k in range(16)},
+    "\ufeff": "BOM",
+}
+#: whitespace made visible (when the view asks for it); CR is named so CRLF reads as two characters
+_WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "⟨CR⟩", "\u00a0": "⟨NBSP⟩", "\u3000": "□"}
+_NAMED = {ch: f"⟨{name}⟩" for ch, name in INVISIBLE_NAMES.items()}
+_VISIBLE_TABLE = str.maketrans({**_NAMED, **_WHITESPACE})
+_CONTROL_ONLY_TABLE = str.maketrans(_NAMED)
 
 
 def display_text(data: bytes | str, *, visible_whitespace: bool = True) -> str:
-    """Give the text a view shows for a token's bytes.
+    """Give the text a view shows for a token's bytes (the one notation of every view).
 
-    Partial UTF-8 becomes U+FFFD (as a streaming decoder shows it), control characters become their
-    Unicode control pictures and, unless switched off, whitespace is made visible (`·` space,
-    `→` tab, `↵` newline).
+    Partial UTF-8 becomes U+FFFD (as a streaming decoder shows it); characters that draw as
+    nothing get their name in angle brackets (`⟨ZWJ⟩`, `⟨VS16⟩`, `⟨BEL⟩`, `⟨BOM⟩`) and, unless
+    switched off, whitespace is made visible (`·` space, `→` tab, `↵` newline, `⟨CR⟩`, `⟨NBSP⟩`).
 
-    >>> display_text(b"a b\\t\\n\\xe6")
-    'a·b→↵�'
+    >>> display_text(b"a b\\t\\r\\n\\xe6")
+    'a·b→⟨CR⟩↵�'
+    >>> display_text("❤\\ufe0f\\u200d\\x07\\u00a0", visible_whitespace=False)
+    '❤⟨VS16⟩⟨ZWJ⟩⟨BEL⟩\\xa0'
     """
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     return text.translate(_VISIBLE_TABLE if visible_whitespace else _CONTROL_ONLY_TABLE)

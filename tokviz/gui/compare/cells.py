@@ -1,7 +1,8 @@
 """What one token cell shows: its label, hex bytes, id row and style, and its hover text.
 
 Qt-free on purpose (no PySide6 import): the token view paints `Cell`s, and tests check them
-without a widget. Display text always comes from the core's `display_text`, never re-derived here.
+without a widget. Display text always comes from the core's `display_text`, never re-derived here;
+hover text from `analysis.notation.token_tooltip`.
 """
 
 from __future__ import annotations
@@ -79,28 +80,3 @@ def cells_for(tokens: Sequence[Token], options: ViewOptions) -> list[Cell]:
             cell = cache[key] = cell_for(token, options)
         append(cell)
     return out
-
-
-def tooltip_text(token: Token, index: int | None = None) -> str:
-    """The hover text of a token: id, the piece as the vocabulary spells it, bytes, span, kind.
-
-    >>> from tokviz.core.tokens import Token, TokenKind
-    >>> print(tooltip_text(Token(51461, b" \\xe6\\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")))
-    id 51461 · fragment
-    piece: Ġæł
-    bytes: 20 e6 a0 (3)
-    chars 0–2 · bytes 0–3
-    alone decodes to: '·�'
-    """
-    head = f"id {token.id} · {token.kind.value}"
-    if index is not None:
-        head = f"token #{index} · " + head
-    lines = [
-        head,
-        f"piece: {token.piece}",
-        f"bytes: {hex_bytes(token.bytes)} ({len(token.bytes)})",
-        f"chars {token.start}–{token.end} · bytes {token.byte_start}–{token.byte_end}",
-    ]
-    if token.kind in HEX_KINDS:
-        lines.append(f"alone decodes to: {display_text(token.bytes)!r}")
-    return "\n".join(lines)

@@ -15,9 +15,10 @@ from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
+from tokviz.analysis.notation import token_tooltip
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
-from tokviz.gui.compare.cells import Cell, tooltip_text
+from tokviz.gui.compare.cells import Cell
 from tokviz.gui.compare.pane_worker import PaneResult
 from tokviz.gui.compare.token_layout import TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
@@ -109,7 +110,7 @@ class TokenView(QAbstractScrollArea):
         return self.result.cells[index]
 
     def tooltip_for(self, index: int) -> str:
-        return tooltip_text(self.tokens[index], index)
+        return token_tooltip(self.tokens[index], index, text=self.result.text if self.result else None)
 
     @property
     def layout_done(self) -> bool:
