@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from typing import TextIO
 
 from tokviz.analysis.export import encoding_record
+from tokviz.cli.encode_stream import (
+    _BACKGROUNDS,
+    _KIND_STYLE,
+    _RESET,
+    InputText,
+    JsonEncoding,
+    TextEncoding,
+    shown_token,
+)
 from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
-from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
-
-# Backgrounds from the 256-colour cube: light, distinct neighbours; fragments and specials apart.
-_BACKGROUNDS = (153, 187, 224, 194, 230, 189, 223, 157, 217, 195, 229, 183)
-_KIND_STYLE = {
-    TokenKind.SPECIAL: "\x1b[48;5;97;38;5;231;1m",
-    TokenKind.FRAGMENT: "\x1b[48;5;209;38;5;16;4m",
-    TokenKind.BYTE_FALLBACK: "\x1b[48;5;215;38;5;16;4m",
-    TokenKind.UNKNOWN: "\x1b[48;5;196;38;5;231m",
-}
-_RESET = "\x1b[0m"
+from tokviz.core.tokens import Token, TokenKind
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -51,43 +49,57 @@ def read_text(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from tokviz.core import catalog
+    from tokviz.core.stream import encode_stream
 
     specs = args.tokenizers or ["cl100k_base"]
-    text = read_text(args)
-    policy = SpecialPolicy.parse(args.special)
-    tokenizers = [catalog.load(spec) for spec in specs]
-    check_policy(policy, tokenizers)
-    results = []
-    for tokenizer in tokenizers:
-        try:
-            tokens = tokenizer.encode_with(text, policy)
-        except ValueError as e:
-            raise CliError(f"{tokenizer.name}: {one_line(e)}") from None
-        results.append((tokenizer, tokens))
+    if args.file:
+        source = InputText(path=args.file)
+    elif args.text == "-":
+        source = InputText(stdin=sys.stdin.buffer)
+    else:
+        source = InputText(text=args.text)
     out = sys.stdout
-    if args.json:
-        json.dump([encoding_json(tok, tokens) for tok, tokens in results], out, ensure_ascii=False)
-        out.write("\n")
-        return 0
     color = args.color == "always" or args.color == "auto" and out.isatty() and "NO_COLOR" not in os.environ
-    for tokenizer, tokens in results:
-        print_encoding(out, tokenizer, text, tokens, color=color, visible_whitespace=not args.no_whitespace)
-    return 0
+    texts: list[TextEncoding] = []
+    jsons: list[JsonEncoding] = []
+    try:
+        policy = SpecialPolicy.parse(args.special)
+        tokenizers = [catalog.load(spec) for spec in specs]
+        check_policy(policy, tokenizers)
+        for tokenizer in tokenizers:
+            if args.json:
+                jsons.append(JsonEncoding())
+            else:
+                texts.append(TextEncoding())
+            parts = encode_stream(tokenizer, source.blocks(), allowed_special=policy.allowed_special,
+                                  disallowed_special=policy.disallowed_special)
+            try:
+                for cols in parts:
+                    if args.json:
+                        jsons[-1].add(cols)
+                    else:
+                        texts[-1].add(cols, color=color, visible_whitespace=not args.no_whitespace)
+            except ValueError as e:
+                raise CliError(f"{tokenizer.name}: {one_line(e)}") from None
+        if args.json:
+            out.write("[")
+            for n, (tokenizer, spool) in enumerate(zip(tokenizers, jsons)):
+                out.write(", " if n else "")
+                spool.write_to(out, tokenizer.name, tokenizer.family)
+            out.write("]\n")
+        for tokenizer, text_spool in zip(tokenizers, texts):
+            text_spool.write_to(out, tokenizer.describe(), source.chars)
+        return 0
+    finally:
+        for text_spool in texts:
+            text_spool.close()
+        for json_spool in jsons:
+            json_spool.close()
+        source.close()
 
 
 def encoding_json(tokenizer: Tokenizer, tokens: list[Token]) -> dict:
     return encoding_record(tokenizer.name, tokenizer.family, tokens)
-
-
-def shown_token(t: Token, *, visible_whitespace: bool = True) -> str:
-    """A token as the terminal shows it: its text (whitespace visible), a fragment's bytes in hex
-    after it, a special token by its name."""
-    if t.kind == TokenKind.SPECIAL:
-        return t.piece
-    shown = display_text(t.bytes, visible_whitespace=visible_whitespace)
-    if t.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK):
-        shown = f"{shown}⟨{hex_bytes(t.bytes)}⟩"
-    return shown
 
 
 def print_encoding(

@@ -376,6 +376,14 @@ class Tokenizer(abc.ABC):
         it adds none."""
         return None
 
+    @property
+    def scores_whole_text(self) -> bool:
+        """True where the model picks the best-scoring cut of the whole text (unigram Viterbi) and
+        an exact tie between two cuts is broken by the rounding of the score summed from the
+        text's start: a token can then depend on text arbitrarily far before it, so a long text
+        cannot be encoded window by window with the same result (`tokviz.core.stream`)."""
+        return False
+
     # -- for backends -------------------------------------------------------------------------
 
     def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:

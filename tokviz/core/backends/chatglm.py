@@ -332,6 +332,10 @@ class ChatGLMTokenizer(Tokenizer):
     def preprocessing(self) -> Preprocessing:
         return _Profile(self)
 
+    @property
+    def scores_whole_text(self) -> bool:
+        return self.base.scores_whole_text
+
     def normalize(self, text: str) -> str:
         """The preprocessed text after the model's normalizer."""
         return self.base.normalize(self.preprocess(text).text)

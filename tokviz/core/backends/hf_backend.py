@@ -262,6 +262,10 @@ class HFTokenizer(Tokenizer):
             return None
         return [piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)]
 
+    @property
+    def scores_whole_text(self) -> bool:
+        return self.model_type == "Unigram"
+
     def specials_added(self, text: str) -> SpecialsAdded:
         """What the post-processor puts around the text's ids with `add_special_tokens=True`, or
         what a snapshot's `add_bos_token` / `add_eos_token` say (transformers' rule)."""

@@ -286,6 +286,10 @@ class SentencePieceTokenizer(Tokenizer):
     def normalize(self, text: str) -> str:
         return str(self.sp.normalize(text))
 
+    @property
+    def scores_whole_text(self) -> bool:
+        return self.sentencepiece.model_type == "unigram"
+
     def specials_added(self, text: str) -> SpecialsAdded:
         """The model's BOS and EOS, which sentencepiece adds only when asked (`add_bos`, `add_eos`)."""
         bos, eos = self.sp.bos_id(), self.sp.eos_id()

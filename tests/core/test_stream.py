@@ -1,0 +1,75 @@
+"""`encode_stream` gives exactly the whole text's tokens, for every backend, with small windows
+forced so that every kind of tricky text meets a window edge."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from tokviz.core.stream import encode_stream
+
+VOCABS = [
+    "cl100k_base", "o200k_base", "qwen", "llama3", "tokviz-samples",  # tiktoken / trained
+    "mistral-7b-v0.1", "botchan-bpe-1k", "kyoto-ja-unigram-8k",  # SentencePiece BPE and unigram
+    "deepseek-v3",  # tokenizer.json
+    "ggml-vocab-llama-spm", "ggml-vocab-bert-bge", "ggml-vocab-gemma-4", "ggml-vocab-qwen2",  # GGUF
+]
+
+_ATOMS = ["a", "b", " ", "  ", "\n", "\r\n", "\r\n\r\n", "   \n", "123", "4567", "한국어", "根", " 根",
+          "<|endoftext|>", "<s>", "</s>", "[CLS]", "\t", "Hello", "'s", "..", "ｈｉ", "ﬁn", "😀", "\n\n\n "]
+
+
+def tricky_text(seed: int, n: int = 3000) -> str:
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_ATOMS) for _ in range(n))
+    # long runs that outlast the overlap, and a special token laid over a window edge
+    return text[:700] + " " * 450 + "x" + "\r\n" * 300 + "<|endoftext|>" + "9" * 500 + text[700:] + "\n" * 40
+
+
+def joined(parts, name):
+    return np.concatenate([getattr(p, name) for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", VOCABS)
+@pytest.mark.parametrize("special", ["none", "all"])
+def test_stream_equals_whole_encode(vocab, name, special):
+    tok = vocab(name)
+    policy = {"allowed_special": "all"} if special == "all" else {}
+    text = tricky_text(len(name))
+    whole = tok.encode_columns(text, **policy)
+    blocks = [text[i : i + 333] for i in range(0, len(text), 333)]
+    parts = list(encode_stream(tok, blocks, window=1200, overlap=160, **policy))
+    assert len(parts) > 1 or tok.scores_whole_text
+    for column in ("ids", "starts", "ends", "byte_starts", "byte_ends"):
+        assert joined(parts, column).tolist() == getattr(whole, column).tolist(), column
+    data = [p.uniques[k][1] for p in parts for k in p.key_index.tolist()]
+    assert data == [whole.uniques[k][1] for k in whole.key_index.tolist()]
+
+
+def test_unigram_is_one_window_since_ties_depend_on_the_whole_text(vocab):
+    # kyoto's `....` is `.` + `...` or `...` + `.`, the same score; which one wins depends on the
+    # rounding of the score summed from the start
+    assert vocab("kyoto-ja-unigram-8k").scores_whole_text
+    assert not vocab("mistral-7b-v0.1").scores_whole_text
+    assert not vocab("cl100k_base").scores_whole_text
+
+
+def test_disallowed_special_raises_as_the_whole_encode_does(vocab):
+    tok = vocab("qwen")
+    text = "a " * 2000 + "<|endoftext|>"
+    with pytest.raises(ValueError, match="disallowed special token '<|endoftext|>'"):
+        list(encode_stream(tok, [text], disallowed_special="all", window=1200, overlap=160))
+
+
+def test_empty_and_short_texts(vocab):
+    tok = vocab("cl100k_base")
+    assert [len(p.ids) for p in encode_stream(tok, [])] == [0]
+    [part] = encode_stream(tok, ["hello", " world"], window=1200, overlap=160)
+    assert part.ids.tolist() == [15339, 1917]
+
+
+def test_window_must_hold_two_overlaps(vocab):
+    with pytest.raises(ValueError, match="twice the overlap"):
+        list(encode_stream(vocab("cl100k_base"), ["x"], window=100, overlap=60))
