@@ -41,7 +41,13 @@ class MenuHost(Protocol):
     def offer_fetch(self) -> None: ...
     def remove_pane(self, pane: Any) -> None: ...
     def move_pane(self, pane: Any, delta: int) -> None: ...
+    def current_pane(self) -> Any: ...
     def copy_from_pane(self, what: CopyWhat) -> None: ...
+
+
+#: shortcuts of the Tokenizers menu; remove and move act on the current pane (the focused one,
+#: else the one with a selection, else the first)
+PANE_SHORTCUTS = {"add": "Ctrl+T", "remove": "Ctrl+W", "left": "Alt+Shift+Left", "right": "Alt+Shift+Right"}
 
 
 def build_menus(window: MenuHost, tools: ToolWindows) -> None:
@@ -129,14 +135,35 @@ def _tokenizers_menu(w: MenuHost) -> None:
     for entry in entries:
         action = add.addAction(f"{entry.name} — {entry.title}", lambda n=entry.name: w.add_pane(n))
         action.setEnabled(w.can_load(entry))
+    pick = menu.addAction(icon("add"), "Add a &tokenizer…", QKeySequence(PANE_SHORTCUTS["add"]),
+                          lambda: _pop_up_beside(w.menuBar(), menu, add))
+    pick.setStatusTip("open the Add menu from the keyboard")
     menu.addAction(icon("open"), "Add from &file…", w.choose_vocab_file)
     menu.addAction("&Fetch catalog vocabularies…", w.offer_fetch)
+    menu.addSeparator()
+    for title, key, act in (
+        ("Remove the current pane", "remove", w.remove_pane),
+        ("Move the current pane left", "left", lambda p: w.move_pane(p, -1)),
+        ("Move the current pane right", "right", lambda p: w.move_pane(p, 1)),
+    ):
+        menu.addAction(title, QKeySequence(PANE_SHORTCUTS[key]), lambda a=act: _on_current_pane(w, a))
     remove = menu.addMenu(icon("remove"), "&Remove")
     remove.aboutToShow.connect(lambda: _fill_pane_menu(remove, w, w.remove_pane))
     left = menu.addMenu("Move &left")
     left.aboutToShow.connect(lambda: _fill_pane_menu(left, w, lambda p: w.move_pane(p, -1)))
     right = menu.addMenu("Move &right")
     right.aboutToShow.connect(lambda: _fill_pane_menu(right, w, lambda p: w.move_pane(p, 1)))
+
+
+def _pop_up_beside(bar: QMenuBar, menu: QMenu, sub: QMenu) -> None:
+    """Show `sub` under its menu's title in the menu bar (the Add menu, from its shortcut)."""
+    sub.popup(bar.mapToGlobal(bar.actionGeometry(menu.menuAction()).bottomLeft()))
+
+
+def _on_current_pane(w: MenuHost, act: Callable[[Any], object]) -> None:
+    pane = w.current_pane()
+    if pane is not None:
+        act(pane)
 
 
 def _fill_pane_menu(menu: QMenu, w: MenuHost, act: Callable[[Any], object]) -> None:

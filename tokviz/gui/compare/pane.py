@@ -5,7 +5,8 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -23,6 +24,7 @@ from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
 from tokviz.gui.compare.export_copy import install_copy
+from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_worker import (
     Loaded,
     PaneCancelled,
@@ -124,6 +126,9 @@ class TokenPane(QFrame):
         for label in (self.subtitle, self.warning):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TokenView(fonts=fonts)
+        # keyboard: arrows move the selected token; the pane's frame shows where the focus is
+        self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.view.installEventFilter(self)
         self.details = QLabel(objectName="paneSubheader", wordWrap=True)
         self.details.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -144,6 +149,33 @@ class TokenPane(QFrame):
         self.view.clicked.connect(lambda i: self.token_clicked.emit(self, i))
         self.view.scrolled.connect(lambda c: self.scrolled.emit(self, c))
         install_copy(self, report=self.message.emit)
+
+    # -- keyboard and focus ----------------------------------------------------------------
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.view:
+            kind = event.type()
+            if kind in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+                self._show_focus(kind == QEvent.Type.FocusIn)
+            elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and self.move_selection(event):
+                return True
+        return super().eventFilter(watched, event)
+
+    def move_selection(self, event: QKeyEvent) -> bool:
+        """Arrow keys, Home and End move the selected token (as a click there would); False for
+        other keys, which the view handles (Page Up/Down scroll)."""
+        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier or self.result is None:
+            return False
+        target = moved_to(event.key(), self.view.selected, len(self.result.tokens), self.view.token_layout)
+        if target is None:
+            return False
+        self.token_clicked.emit(self, target)
+        return True
+
+    def _show_focus(self, focused: bool) -> None:
+        for widget in (self, self.title):
+            widget.setProperty("focused", focused)
+            widget.style().unpolish(widget)
+            widget.style().polish(widget)
 
     # -- worker ----------------------------------------------------------------------------
     def _start_worker(self) -> None:

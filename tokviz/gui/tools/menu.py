@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMenuBar, QWidget
 
 from tokviz.core import catalog
@@ -24,6 +25,10 @@ from tokviz.gui.tools.replay_dialog import ReplayDialog, open_replay_dialog
 from tokviz.gui.tools.vocab_browser import open_vocab_browser
 from tokviz.gui.trainer.panel import TrainerDialog
 from tokviz.gui.widgets.theme import icon
+
+#: the tools' shortcuts (shown in the Tools menu); the per-pane tools act on the current pane
+SHORTCUTS = {"vocabulary": "Ctrl+Shift+V", "replay": "Ctrl+Shift+M", "pipeline": "Ctrl+Shift+P",
+             "analysis": "Ctrl+Shift+A", "extend": "Ctrl+Shift+E", "trainer": "Ctrl+Shift+T"}
 
 
 class ToolHost(Protocol):
@@ -36,6 +41,7 @@ class ToolHost(Protocol):
     def highlight_chars(self, start: int, end: int) -> None: ...
     def add_pane(self, spec: str) -> object: ...
     def add_trained_pane(self, spec: str) -> object: ...
+    def current_pane(self) -> Any: ...  # the focused pane, else one with a selection, else the first
     def show_message(self, message: str) -> None: ...
 
 
@@ -52,26 +58,43 @@ class ToolWindows(QObject):
 
     def build_menu(self, bar: QMenuBar) -> QMenu:
         menu = bar.addMenu("T&ools")
-        self._pane_submenu(menu, "&Vocabulary of…", self.open_vocabulary)
-        self._pane_submenu(menu, "&Merge replay of the selection in…", self.open_replay)
-        self._pane_submenu(menu, "&Pipeline of the selection in…", self.open_pipeline)
+        self._pane_submenu(menu, "&Vocabulary of…", self.open_vocabulary, SHORTCUTS["vocabulary"])
+        self._pane_submenu(menu, "&Merge replay of the selection in…", self.open_replay, SHORTCUTS["replay"])
+        self._pane_submenu(menu, "&Pipeline of the selection in…", self.open_pipeline, SHORTCUTS["pipeline"])
         menu.addSeparator()
-        menu.addAction("Token &cost and context…", self.open_analysis)
-        menu.addAction("&Extend a vocabulary with words…", self.open_extend)
-        menu.addAction(icon("train"), "&Train a vocabulary…", self.open_trainer)
+        menu.addAction("Token &cost and context…", QKeySequence(SHORTCUTS["analysis"]), self.open_analysis)
+        menu.addAction("&Extend a vocabulary with words…", QKeySequence(SHORTCUTS["extend"]), self.open_extend)
+        menu.addAction(icon("train"), "&Train a vocabulary…", QKeySequence(SHORTCUTS["trainer"]), self.open_trainer)
         return menu
 
-    def _pane_submenu(self, menu: QMenu, title: str, act: Callable[[Any], object]) -> None:
+    def _pane_submenu(self, menu: QMenu, title: str, act: Callable[[Any], object], shortcut: str) -> None:
+        """A submenu of the panes, led by the current pane (the focused or selected one) with the
+        tool's shortcut: the action lives in the window, so the shortcut works with the menu shut."""
         sub = menu.addMenu(title)
+        current = QAction("Current pane", self._window, shortcut=QKeySequence(shortcut))
+        current.triggered.connect(lambda: self._on_current(act))
+        self._window.addAction(current)
 
         def fill() -> None:
             sub.clear()
+            pane = self._host.current_pane()
+            current.setText(f"Current pane ({pane.spec})" if pane is not None else "Current pane")
+            current.setEnabled(pane is not None)
+            sub.addAction(current)
+            sub.addSeparator()
             for pane in self._host.panes:
                 sub.addAction(pane.spec, lambda p=pane: act(p))
             if not self._host.panes:
                 sub.addAction("(no tokenizer panes)").setEnabled(False)
 
         sub.aboutToShow.connect(fill)
+
+    def _on_current(self, act: Callable[[Any], object]) -> None:
+        pane = self._host.current_pane()
+        if pane is None:
+            self._host.show_message("no tokenizer pane")
+        else:
+            act(pane)
 
     def selection_or_text(self) -> tuple[int, int] | None:
         """The editor's selected character range, or None for the whole text."""
