@@ -145,3 +145,48 @@ def test_a_compressed_tar_is_read_in_one_pass(tmp_path):
     path.write_bytes(b"not a tar")
     with pytest.raises(FetchError, match="not a readable archive"):
         _Archive(path, set()).read("x", None)
+
+
+def test_a_member_past_the_size_limit_is_refused_while_it_streams(tmp_path):
+    """A small archive with a huge member (a zip bomb) stops at the limit, not when memory runs out."""
+    wheel = tmp_path / "bomb-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("big", bytes(1 << 20))
+    assert wheel.stat().st_size < 10_000
+    with pytest.raises(FetchError, match=r"big in bomb-1\.0-py3-none-any\.whl is 1,048,576 bytes, more than any "
+                                         r"vocabulary file \(1,000\): refusing it"):
+        _Archive(wheel, {"big"}, limit=1000).read("big", None)
+    assert _Archive(wheel, {"big"}, limit=1 << 20).read("big", None) == bytes(1 << 20)
+    sdist = tmp_path / "bomb-1.0.tar.gz"
+    with tarfile.open(sdist, "w:gz") as t:
+        info = tarfile.TarInfo("bomb-1.0/big")
+        info.size = 1 << 20
+        t.addfile(info, io.BytesIO(bytes(1 << 20)))
+    with pytest.raises(FetchError, match=r"bomb-1\.0/big in bomb-1\.0\.tar\.gz is 1,048,576 bytes"):
+        _Archive(sdist, {"bomb-1.0/big"}, limit=1000).read("bomb-1.0/big", None)
+
+
+def test_a_truncated_tar_gz_is_one_clear_line(tmp_path):
+    path = tmp_path / "pkg-1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        info = tarfile.TarInfo("pkg-1.0/a")
+        data = bytes(range(256)) * 400
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(FetchError, match=r"pkg-1\.0\.tar\.gz is (truncated or damaged|not a readable archive)") as e:
+        _Archive(path, {"pkg-1.0/a"}).read("pkg-1.0/a", None)
+    assert "\n" not in str(e.value)
+
+
+def test_an_unsupported_zip_method_is_one_clear_line(tmp_path):
+    path = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("m", b"data")
+    raw = bytearray(path.read_bytes())
+    raw[8:10] = (9).to_bytes(2, "little")  # local header: Deflate64, which zipfile does not implement
+    central = raw.index(b"PK\x01\x02")
+    raw[central + 10:central + 12] = (9).to_bytes(2, "little")
+    path.write_bytes(bytes(raw))
+    with pytest.raises(FetchError, match=r"m in pkg-1\.0-py3-none-any\.whl cannot be extracted: .*zip method not supported"):
+        _Archive(path, {"m"}).read("m", None)

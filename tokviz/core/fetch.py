@@ -11,7 +11,9 @@ This is the only module that touches the network, and only when a user asks for 
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import lzma
 import subprocess
 import sys
 import tarfile
@@ -21,9 +23,11 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from tokviz.core.cancel import Cancelled, check
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
@@ -167,13 +171,27 @@ def _reason(e: BaseException) -> str:
     return str(e)
 
 
-def _download(url: str, cancel: threading.Event | None) -> bytes:
-    chunks = []
-    with urllib.request.urlopen(url, timeout=15) as response:
-        while block := response.read(1 << 16):
-            check(cancel, "fetch")
-            chunks.append(block)
+#: the most a vocabulary file may be (the largest in the catalog is ~8 MB): a member or download
+#: past it is refused while it streams, so a small archive with a huge member cannot fill memory
+MAX_FILE_SIZE = 256 << 20
+
+
+def _read_capped(f: IO[bytes], limit: int, what: str, cancel: threading.Event | None = None) -> bytes:
+    """Everything `f` holds, in blocks, or FetchError once it passes `limit` bytes."""
+    chunks: list[bytes] = []
+    total = 0
+    while block := f.read(1 << 20):
+        check(cancel, "fetch")
+        total += len(block)
+        if total > limit:
+            raise FetchError(f"{what} is larger than {limit:,} bytes, more than any vocabulary file: refusing it")
+        chunks.append(block)
     return b"".join(chunks)
+
+
+def _download(url: str, cancel: threading.Event | None, limit: int = MAX_FILE_SIZE) -> bytes:
+    with urllib.request.urlopen(url, timeout=15) as response:
+        return _read_capped(response, limit, url, cancel)
 
 
 def _pip_download(package: str, archive: str, tmp: Path, cancel: threading.Event | None) -> Path:
@@ -213,9 +231,10 @@ class _Archive:
     wanted member in one pass (llama-cpp-python's 76 MB sdist: one pass instead of one per member,
     which took minutes for its 45 files)."""
 
-    def __init__(self, path: Path, wanted: set[str]) -> None:
+    def __init__(self, path: Path, wanted: set[str], *, limit: int = MAX_FILE_SIZE) -> None:
         self.path = path
         self.wanted = wanted
+        self.limit = limit  # per member, checked against the header and again while it streams
         self._tar_members: dict[str, bytes] | None = None
 
     def read(self, member: str, cancel: threading.Event | None) -> bytes:
@@ -224,7 +243,9 @@ class _Archive:
         try:
             if name.endswith(".whl") or self.path.suffix == ".zip":
                 with zipfile.ZipFile(self.path) as z:
-                    return z.read(member)
+                    self._check_size(member, z.getinfo(member).file_size)
+                    with z.open(member) as f:
+                        return _read_capped(f, self.limit, f"{member} in {name}", cancel)
             if self._tar_members is None:
                 self._tar_members = self._read_tar(self.wanted | {member}, cancel)
             if member not in self._tar_members:
@@ -232,8 +253,19 @@ class _Archive:
             return self._tar_members[member]
         except KeyError as e:
             raise FetchError(f"{name} has no {member}") from e
-        except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
+        except NotImplementedError as e:  # zipfile: a compression method it does not implement
+            raise FetchError(f"{member} in {name} cannot be extracted: {e} (zip method not supported)") from e
+        except (EOFError, zlib.error, gzip.BadGzipFile, lzma.LZMAError) as e:
+            raise FetchError(f"{name} is truncated or damaged ({e or type(e).__name__}): fetch it again") from e
+        except (zipfile.BadZipFile, tarfile.TarError) as e:
             raise FetchError(f"{name} is not a readable archive: {e}") from e
+
+    def _check_size(self, member: str, size: int) -> None:
+        if size > self.limit:
+            raise FetchError(
+                f"{member} in {self.path.name} is {size:,} bytes, more than any vocabulary file "
+                f"({self.limit:,}): refusing it"
+            )
 
     def _read_tar(self, members: set[str], cancel: threading.Event | None) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
@@ -244,7 +276,8 @@ class _Archive:
                     f = t.extractfile(info)
                     if f is None:
                         raise FetchError(f"{info.name} in {self.path.name} is not a file")
-                    found[info.name] = f.read()
+                    self._check_size(info.name, info.size)
+                    found[info.name] = _read_capped(f, self.limit, f"{info.name} in {self.path.name}", cancel)
                     if len(found) == len(members):
                         break
         return found
