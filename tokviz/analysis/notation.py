@@ -7,6 +7,7 @@ its characters. The panes' tooltips, the HTML export and the status line all use
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 
 from tokviz.core.tokens import REPLACEMENT, Token, TokenKind, display_text, hex_bytes
 
@@ -79,3 +80,98 @@ def token_tooltip(token: Token, index: int | None = None, *, text: str | None = 
     elif token.kind != TokenKind.SPECIAL and decoded and decoded != REPLACEMENT:
         lines.extend("  " + line for line in char_names(decoded))
     return "\n".join(lines)
+
+
+def _utf8_length(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    if 0xC2 <= lead <= 0xDF:
+        return 2
+    if 0xE0 <= lead <= 0xEF:
+        return 3
+    if 0xF0 <= lead <= 0xF4:
+        return 4
+    return 1  # a continuation byte or an invalid lead: one U+FFFD
+
+
+def fragment_labels(parts: Sequence[bytes], *, visible_whitespace: bool = True) -> list[tuple[str, bool]]:
+    """Read a run of neighbouring fragment tokens together: for each token, the characters that
+    *begin* in it (decoded from the whole run, so a character cut across tokens is shown once, in
+    the token holding its first byte), and whether its first byte continues a character begun
+    in an earlier token.
+
+    >>> fragment_labels([b"\\xea\\xb5", b"\\xad", b" \\xf0\\x9f", b"\\x91\\xa8"])
+    [('국', False), ('', True), ('·👨', False), ('', True)]
+    >>> fragment_labels([b"\\xe2\\x80", b"\\x8d"])
+    [('⟨ZWJ⟩', False), ('', True)]
+    """
+    data = b"".join(parts)
+    owner: list[int] = []  # byte offset -> token index
+    for k, part in enumerate(parts):
+        owner.extend([k] * len(part))
+    chars: list[list[str]] = [[] for _ in parts]
+    begun_before = [False] * len(parts)
+    p = 0
+    while p < len(data):
+        n = _utf8_length(data[p])
+        try:
+            ch = data[p:p + n].decode("utf-8")
+        except UnicodeDecodeError:
+            ch, n = REPLACEMENT, 1
+        chars[owner[p]].append(ch)
+        for q in range(p + 1, min(p + n, len(data))):
+            if owner[q] != owner[p]:
+                begun_before[owner[q]] = True
+        p += n
+    out = []
+    for k, got in enumerate(chars):
+        label = display_text("".join(got), visible_whitespace=visible_whitespace)
+        out.append((label, begun_before[k] and parts[k][:1] != b"" and (parts[k][0] & 0xC0) == 0x80))
+    return out
+
+
+def fragment_runs(kinds: Sequence[TokenKind]) -> list[range]:
+    """Runs of neighbouring fragment / byte-fallback tokens (by index), in text order.
+
+    >>> F, N = TokenKind.FRAGMENT, TokenKind.NORMAL
+    >>> fragment_runs([N, F, F, N, F])
+    [range(1, 3), range(4, 5)]
+    """
+    runs: list[range] = []
+    start = None
+    for k, kind in enumerate(kinds):
+        if kind in _PARTIAL_KINDS:
+            if start is None:
+                start = k
+        elif start is not None:
+            runs.append(range(start, k))
+            start = None
+    if start is not None:
+        runs.append(range(start, len(kinds)))
+    return runs
+
+
+def joined_fragments(tokens: Sequence[Token], *, visible_whitespace: bool = True,
+                     indices: Sequence[int] | None = None) -> dict[int, tuple[str, bool]]:
+    """`fragment_labels` for every fragment run of `tokens`: token index -> (label, continues).
+    `indices` (sorted) limits the look to those tokens, when the caller already knows them."""
+    if indices is None:
+        kinds = [t.kind for t in tokens]
+        runs = fragment_runs(kinds)
+    else:
+        runs = _runs_of(indices)
+    out: dict[int, tuple[str, bool]] = {}
+    for run in runs:
+        labels = fragment_labels([tokens[i].bytes for i in run], visible_whitespace=visible_whitespace)
+        out.update(zip(run, labels))
+    return out
+
+
+def _runs_of(indices: Sequence[int]) -> list[range]:
+    runs: list[range] = []
+    for i in indices:
+        if runs and runs[-1].stop == i:
+            runs[-1] = range(runs[-1].start, i + 1)
+        else:
+            runs.append(range(i, i + 1))
+    return runs

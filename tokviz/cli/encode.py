@@ -8,6 +8,7 @@ import sys
 from typing import TextIO
 
 from tokviz.analysis.export import encoding_record
+from tokviz.analysis.html import HtmlPane, comparison_html
 from tokviz.cli.encode_stream import (
     _BACKGROUNDS,
     _KIND_STYLE,
@@ -18,6 +19,7 @@ from tokviz.cli.encode_stream import (
     shown_token,
 )
 from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
+from tokviz.core.files import write_atomic
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, TokenKind
 
@@ -34,6 +36,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     enc.add_argument("--json", action="store_true", help="machine-readable output")
     enc.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     enc.add_argument("--no-whitespace", action="store_true", help="do not make whitespace visible")
+    enc.add_argument("--html", metavar="OUT", help="write the comparison as one self-contained HTML page "
+                                                   "(tokens, fragments' bytes, counts) to OUT")
     enc.set_defaults(run=run)
     return enc
 
@@ -66,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         policy = SpecialPolicy.parse(args.special)
         tokenizers = [catalog.load(spec) for spec in specs]
         check_policy(policy, tokenizers)
+        if args.html:
+            write_html(args.html, "".join(source.blocks()), tokenizers, policy)
+            print(f"wrote {args.html}: {len(tokenizers)} tokenizer{'s' * (len(tokenizers) != 1)}", file=sys.stderr)
+            return 0
         for tokenizer in tokenizers:
             if args.json:
                 jsons.append(JsonEncoding())
@@ -96,6 +104,22 @@ def run(args: argparse.Namespace) -> int:
         for json_spool in jsons:
             json_spool.close()
         source.close()
+
+
+def write_html(path: str, text: str, tokenizers: list[Tokenizer], policy: SpecialPolicy) -> None:
+    """The page of analysis.html, written atomically (a failed write leaves no half page). A page
+    is read by a person: the text is encoded whole, not streamed."""
+    panes = []
+    for tokenizer in tokenizers:
+        try:
+            tokens = tokenizer.encode_with(text, policy)
+        except ValueError as e:
+            raise CliError(f"{tokenizer.name}: {one_line(e)}") from None
+        panes.append(HtmlPane(tokenizer.name, tokenizer.describe(), tokens))
+    try:
+        write_atomic(path, comparison_html(text, panes).encode("utf-8"))
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def encoding_json(tokenizer: Tokenizer, tokens: list[Token]) -> dict:
