@@ -36,6 +36,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="after loading, select the first pane's token covering character N")
     p.add_argument("--context-limit", type=int, metavar="N",
                    help="mark where a context of N tokens ends in every pane")
+    p.add_argument("--diff", action="store_true", help="open in diff mode (where the panes cut differently)")
     p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
@@ -102,6 +103,8 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
         _select_when_ready(window, args.select_char)
     if args.context_limit:
         window.set_context_limit(args.context_limit)
+    if args.diff:
+        window.set_diff_mode(True)
     return window
 
 

@@ -33,6 +33,7 @@ SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
 LIMIT_PEN = QPen(QColor("#dc2626"), 3.0)
+BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
 PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
@@ -59,6 +60,8 @@ class TokenView(QAbstractScrollArea):
         self.selected: int | None = None
         self.selection: range = range(0)  # the selected tokens: a click, or a shift-click range
         self.limit: int | None = None  # a context limit in tokens: later tokens fade, a bar marks it
+        #: token indices (sorted) with a mark on the boundary before them; drawn over the cached lines
+        self.boundary_marks: np.ndarray | None = None
         self._hover: int | None = None
         self._syncing = False
         self._line_h = 0.0
@@ -97,6 +100,7 @@ class TokenView(QAbstractScrollArea):
             self.selection = range(0)
         self.highlighted = range(0)
         self._hover = None
+        self.boundary_marks = None  # indices into the previous result
         self._relayout(keep_char=top_char)
 
     @property
@@ -245,6 +249,13 @@ class TokenView(QAbstractScrollArea):
         self.limit = limit
         self.viewport().update()
 
+    def set_boundary_marks(self, before: np.ndarray | None) -> None:
+        """Mark the boundary before each token index of `before` (sorted) with a thin bar, over the
+        painted lines (the diff mode marks the cuts only some panes make); None clears them. A new
+        result clears them too: the indices belong to one result."""
+        self.boundary_marks = None if before is None or not len(before) else np.asarray(before, dtype=np.int64)
+        self.viewport().update()
+
     def clear_highlight(self) -> None:
         self.highlighted = range(0)
         self.viewport().update()
@@ -349,6 +360,16 @@ class TokenView(QAbstractScrollArea):
                 self._paint_mark(painter, index, SELECT_PEN, Qt.BrushStyle.NoBrush)
             if self.limit is not None and self.limit < rng.stop:
                 self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
+            if self.boundary_marks is not None:
+                self._paint_boundaries(painter, rng)
+
+    def _paint_boundaries(self, painter: QPainter, rng: range) -> None:
+        marks = self.boundary_marks
+        lo, hi = np.searchsorted(marks, [rng.start, rng.stop])  # type: ignore[arg-type]
+        painter.setPen(BOUNDARY_PEN)
+        for index in marks[lo:hi].tolist():  # type: ignore[index]
+            if (rect := self.cell_rect(index)) is not None:
+                painter.drawLine(rect.topLeft() + QPointF(0.5, 0), rect.bottomLeft() + QPointF(0.5, 0))
 
     def _paint_limit(self, painter: QPainter, past: range) -> None:
         """Fade the tokens past the limit; a red bar before the first of them."""

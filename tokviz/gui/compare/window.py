@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from tokviz.core import catalog
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
+from tokviz.gui.compare.diff_mode import DiffMode
 from tokviz.gui.compare.editor import InputEditor
 from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
 from tokviz.gui.compare.fetch_bar import FetchBar
@@ -57,6 +58,8 @@ class MainWindow(QMainWindow):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.flush_text)
         self._build_ui()
+        self.diff = DiffMode(self)
+        self.splitter.addWidget(self.diff.panel)
         self.tools = ToolWindows(self, self)
         build_menus(self, self.tools)
         saved = self._restore_settings() if restore else {}
@@ -238,6 +241,7 @@ class MainWindow(QMainWindow):
         pane.deleteLater()
         self._fit_panes()
         self._refresh_stats()
+        self.diff.refresh()
 
     def move_pane(self, pane: TokenPane, delta: int) -> None:
         i = self.panes.index(pane)
@@ -247,6 +251,7 @@ class MainWindow(QMainWindow):
         self.panes.insert(j, self.panes.pop(i))
         self.pane_splitter.insertWidget(j, pane)
         self._refresh_stats()
+        self.diff.refresh()
 
     def set_options(self, **changes: object) -> None:
         self.options = ViewOptions(**{**self.options.__dict__, **changes})
@@ -278,9 +283,14 @@ class MainWindow(QMainWindow):
                 parts.append(f"{pane.spec}: ends at char {char:,} ({share:.0%} fits)")
         return f"limit {self.context_limit:,} tokens — " + "; ".join(parts)
 
+    def set_diff_mode(self, on: bool) -> None:
+        """Show where the panes cut differently (marks, agreement, stretches: `DiffMode`)."""
+        self.diff.set_on(on)
+
     def _on_pane_updated(self, pane: TokenPane) -> None:
         pane.view.set_limit(self.context_limit)
         self._refresh_stats()
+        self.diff.refresh()
         if all(p.result is not None or p.error for p in self.panes):
             parts = [
                 f"{p.title.text()}: {len(p.result.tokens):,}" if p.result else f"{p.spec}: {p.error}"
@@ -342,7 +352,7 @@ class MainWindow(QMainWindow):
             self._mark_editor((start, end))
 
     def _mark_editor(self, span: tuple[int, int] | None) -> None:
-        selections = []
+        selections = list(self.diff.editor_marks)
         if span is not None:
             selection = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()

@@ -1,0 +1,305 @@
+"""The compare window's diff mode: where the panes cut the text differently.
+
+When on, every time all panes hold a result for the same text, the boundary diff
+(`tokviz.analysis.diff`) is computed on a `Worker` and shown:
+
+* in each pane, a thin bar on every cut that pane makes and some other pane does not (the cuts all
+  panes share are drawn as always, quietly);
+* in the editor, a thin underline under each stretch where some pane cuts differently from the
+  reference pane (the first `MAX_EDITOR_MARKS` of them: a 1 MB text can have 100k);
+* in a panel under the panes: each pane's agreement with the reference pane (the first, or the one
+  chosen) as a percentage of boundaries, and for two panes the differing stretches, each a row that
+  jumps there when clicked, or "identical" stated plainly when the ids are equal.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tokviz.analysis.diff import diff_cuttings
+from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+from tokviz.gui.work.worker import Job, Worker, message_of
+
+MAX_LISTED = 2000  # differing stretches listed for two panes
+MAX_EDITOR_MARKS = 3000  # underlines in the editor (each is an ExtraSelection)
+EDITOR_MARK = QColor("#c026d3")
+
+
+@dataclass
+class DiffOutcome:
+    """What the diff mode shows for one set of pane results."""
+
+    results: list[Any]  # the PaneResults it was computed from (a newer one makes it stale)
+    reference: int
+    agreement: list[float]
+    identical: list[bool]
+    marks: list[np.ndarray]  # per pane: token indices whose start is a cut not all panes make
+    editor_ranges: np.ndarray  # (n, 2) character ranges where some pane differs from the reference
+    n_stretches: int = 0
+    stretches: list[tuple[int, int, list[Token], list[Token]]] = field(default_factory=list)
+
+
+def compute_diff(job: Job | None, results: Sequence[Any], reference: int) -> DiffOutcome:
+    """The diff of the panes' results (Qt-free work; runs on a Worker)."""
+    n_chars = results[0].n_chars
+    diff = diff_cuttings([r.tokens for r in results], n_chars, reference)
+    if job is not None:
+        job.check()
+    shared = diff.cuts[0]
+    for cuts in diff.cuts[1:]:
+        shared = np.intersect1d(shared, cuts, assume_unique=True)
+    marks = []
+    for r, cuts in zip(results, diff.cuts):
+        own = cuts[~np.isin(cuts, shared, assume_unique=True)]
+        marks.append(np.searchsorted(r.starts, own, side="left"))
+    others = [i for i in range(len(results)) if i != reference]
+    ranges = [diff.stretch_ranges(reference, i) for i in others]
+    editor = _merge_ranges(np.concatenate(ranges) if ranges else np.zeros((0, 2), np.int64))
+    outcome = DiffOutcome(
+        list(results), reference, list(diff.agreement),
+        [diff.identical(reference, i) for i in range(len(results))], marks, editor,
+    )
+    if len(results) == 2:
+        a, b = reference, 1 - reference
+        outcome.n_stretches = diff.count_stretches(a, b)
+        outcome.stretches = [(s.start, s.end, s.left, s.right)
+                             for s in itertools.islice(diff.stretches(a, b), MAX_LISTED)]
+    return outcome
+
+
+def _merge_ranges(ranges: np.ndarray) -> np.ndarray:
+    """Sorted, overlapping or touching `[start, end)` ranges merged.
+
+    >>> _merge_ranges(np.array([[5, 8], [0, 2], [2, 3], [6, 9]])).tolist()
+    [[0, 3], [5, 9]]
+    """
+    if not len(ranges):
+        return ranges.reshape(0, 2)
+    ranges = ranges[np.argsort(ranges[:, 0], kind="stable")]
+    reach = np.maximum.accumulate(ranges[:, 1])
+    new = np.concatenate(([True], ranges[1:, 0] > reach[:-1]))
+    starts = ranges[new, 0]
+    group = np.cumsum(new) - 1
+    ends = np.zeros(len(starts), dtype=ranges.dtype)
+    np.maximum.at(ends, group, ranges[:, 1])
+    return np.stack([starts, ends], axis=1)
+
+
+def shown(tokens: Sequence[Token]) -> str:
+    """A stretch's tokens as `[대][한]` with their ids after them."""
+    def one(t: Token) -> str:
+        if t.kind == TokenKind.SPECIAL:
+            return t.piece
+        text = display_text(t.bytes)
+        return f"{text}⟨{hex_bytes(t.bytes)}⟩" if t.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK) else text
+
+    return "".join(f"[{one(t)}]" for t in tokens) + "  " + " ".join(str(t.id) for t in tokens)
+
+
+class DiffPanel(QWidget):
+    """Agreement per pane, the reference choice and (two panes) the differing stretches."""
+
+    def __init__(self, jump: Callable[[int, int], None], reference_changed: Callable[[int], None]) -> None:
+        super().__init__()
+        self._jump = jump
+        self.summary = QLabel("diff: waiting for every pane")
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.reference = QComboBox()
+        self.reference.setToolTip("the pane the others are compared with")
+        self.reference.activated.connect(reference_changed)
+        self.stretch_list = QListWidget()
+        self.stretch_list.itemActivated.connect(self._on_item)
+        self.stretch_list.itemClicked.connect(self._on_item)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Reference:"))
+        top.addWidget(self.reference)
+        top.addWidget(self.summary, 1)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 2, 4, 2)
+        box.addLayout(top)
+        box.addWidget(self.stretch_list, 1)
+
+    def set_names(self, names: list[str], reference: int) -> None:
+        self.reference.blockSignals(True)
+        self.reference.clear()
+        self.reference.addItems(names)
+        self.reference.setCurrentIndex(reference)
+        self.reference.blockSignals(False)
+
+    def show_waiting(self, message: str) -> None:
+        self.summary.setText(message)
+        self.stretch_list.clear()
+        self.stretch_list.hide()
+
+    def show_outcome(self, outcome: DiffOutcome, names: list[str], text: str) -> None:
+        ref = outcome.reference
+        parts = []
+        for i, name in enumerate(names):
+            if i == ref:
+                continue
+            same = "identical ids" if outcome.identical[i] else "ids differ"
+            parts.append(f"{name}: {outcome.agreement[i]:.1f}% of boundaries agree with {names[ref]} ({same})")
+        self.summary.setText(" · ".join(parts) or "one pane: nothing to compare")
+        self.stretch_list.clear()
+        if len(names) != 2:
+            self.stretch_list.hide()
+            return
+        other = 1 - ref
+        if outcome.identical[other]:
+            self.summary.setText(f"identical: {names[0]} and {names[1]} give the same ids for this text")
+            self.stretch_list.hide()
+            return
+        self.stretch_list.show()
+        if not outcome.n_stretches:
+            self.stretch_list.addItem("same cuts everywhere; the ids differ (other numbering)")
+            return
+        head = QListWidgetItem(
+            f"{outcome.n_stretches:,} differing stretch{'es' if outcome.n_stretches != 1 else ''}"
+            + (f" (the first {MAX_LISTED:,} listed)" if outcome.n_stretches > MAX_LISTED else "")
+            + " — click one to go there"
+        )
+        head.setFlags(Qt.ItemFlag.NoItemFlags)
+        self.stretch_list.addItem(head)
+        for start, end, left, right in outcome.stretches:
+            item = QListWidgetItem(
+                f"chars {start}-{end} {display_text(text[start:end])}    "
+                f"{names[ref]}: {shown(left)}    {names[other]}: {shown(right)}"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, (start, end))
+            self.stretch_list.addItem(item)
+
+    def _on_item(self, item: QListWidgetItem) -> None:
+        span = item.data(Qt.ItemDataRole.UserRole)
+        if span:
+            self._jump(*span)
+
+
+class DiffMode:
+    """Owns the diff panel and its worker; the window calls `refresh` when a pane changes."""
+
+    def __init__(self, window: Any) -> None:
+        self.window = window
+        self.on = False
+        self.reference = 0
+        self.outcome: DiffOutcome | None = None
+        self._worker: Worker | None = None
+        #: the editor underlines (the window's hover mark is drawn with them)
+        self.editor_marks: list[QTextEdit.ExtraSelection] = []
+        self.panel = DiffPanel(self.jump, self.set_reference)
+        self.panel.hide()
+
+    def set_on(self, on: bool) -> None:
+        self.on = on
+        self.panel.setVisible(on)
+        if on:
+            self.refresh()
+        else:
+            self._stop()
+            self.outcome = None
+            self._clear_marks()
+
+    def set_reference(self, index: int) -> None:
+        self.reference = index
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute when every pane holds a result for the current text (else wait for them)."""
+        if not self.on:
+            return
+        panes = self.window.panes
+        self.reference = min(self.reference, max(len(panes) - 1, 0))
+        names = [p.title.text() for p in panes]
+        self.panel.set_names(names, self.reference)
+        results = [p.result for p in panes]
+        text = self.window._offsets.text
+        if not panes or any(r is None or r.text != text for r in results):
+            self._stop()
+            self.panel.show_waiting("diff: waiting for every pane to cut the text…")
+            return
+        if self.outcome is not None and self.outcome.reference == self.reference and all(
+            a is b for a, b in zip(self.outcome.results, results)
+        ) and len(self.outcome.results) == len(results):
+            return  # already shown
+        self._stop()
+        self.panel.show_waiting("diff: comparing…")
+        reference = self.reference
+        worker = Worker(lambda job: compute_diff(job, results, reference), owner=self.panel, name="tokviz-diff")
+        worker.returned.connect(self._on_returned)
+        worker.errored.connect(self._on_errored)
+        self._worker = worker
+        worker.start()
+
+    def _stop(self) -> None:
+        if self._worker is not None:
+            self._worker.abort()
+            self._worker = None
+
+    def _on_returned(self, outcome: DiffOutcome) -> None:
+        self._worker = None
+        panes = self.window.panes
+        if len(panes) != len(outcome.results) or any(p.result is not r for p, r in zip(panes, outcome.results)):
+            self.refresh()  # a pane changed meanwhile
+            return
+        self.outcome = outcome
+        for pane, marks in zip(panes, outcome.marks):
+            pane.view.set_boundary_marks(marks)
+        self._mark_editor(outcome.editor_ranges)
+        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window._offsets.text)
+
+    def _on_errored(self, error: BaseException) -> None:
+        self._worker = None
+        self.panel.show_waiting(f"diff failed: {message_of(error)}")
+
+    def _clear_marks(self) -> None:
+        for pane in self.window.panes:
+            pane.view.set_boundary_marks(None)
+        self.editor_marks = []
+        self.window.editor.setExtraSelections([])
+
+    def _mark_editor(self, ranges: np.ndarray) -> None:
+        editor, offsets = self.window.editor, self.window._offsets
+        fmt = QTextCharFormat()
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        fmt.setUnderlineColor(EDITOR_MARK)
+        selections = []
+        document = editor.document()
+        for start, end in ranges[:MAX_EDITOR_MARKS].tolist():
+            selection = QTextEdit.ExtraSelection()
+            selection.format = fmt
+            cursor = QTextCursor(document)
+            cursor.setPosition(offsets.to_utf16(start))
+            cursor.setPosition(offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+            selection.cursor = cursor
+            selections.append(selection)
+        self.editor_marks = selections
+        editor.setExtraSelections(selections)
+
+    def jump(self, start: int, end: int) -> None:
+        """Select a stretch's characters in the editor (which highlights its tokens in every pane)
+        and scroll every pane to it."""
+        w = self.window
+        cursor = w.editor.textCursor()
+        cursor.setPosition(w._offsets.to_utf16(start))
+        cursor.setPosition(w._offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+        w.editor.setTextCursor(cursor)
+        for pane in w.panes:
+            if (index := pane.view.token_for_char(start)) is not None:
+                pane.view.ensure_visible(index)
