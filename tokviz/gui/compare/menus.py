@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QMenuBar
 
 from tokviz.core import catalog
 from tokviz.core.resources import samples
+from tokviz.gui.compare.add_menu import AddMenu
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.export_copy import COPY_SHORTCUTS, COPY_TITLES, CopyWhat
 from tokviz.gui.tools.menu import ToolWindows
@@ -130,15 +131,8 @@ def _ask_context_limit(w: MenuHost) -> None:
 
 def _tokenizers_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&Tokenizers")
-    add = menu.addMenu(icon("add"), "&Add")
-    try:
-        entries = catalog.entries()
-    except Exception as e:
-        add.addAction(f"(catalog unreadable: {e})").setEnabled(False)
-        entries = []
-    for entry in entries:
-        action = add.addAction(f"{entry.name} — {entry.title}", lambda n=entry.name: w.add_pane(n))
-        action.setEnabled(w.can_load(entry))
+    add = AddMenu(w.add_pane, w.can_load, w.choose_vocab_file, parent=menu)
+    menu.addMenu(add)
     pick = menu.addAction(icon("add"), "Add a &tokenizer…", QKeySequence(PANE_SHORTCUTS["add"]),
                           lambda: _pop_up_beside(w.menuBar(), menu, add))
     pick.setStatusTip("open the Add menu from the keyboard")

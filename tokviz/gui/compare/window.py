@@ -27,6 +27,7 @@ from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
+from tokviz.gui.compare.original_note import original_notes
 from tokviz.gui.compare.pane import TokenPane
 from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
@@ -297,7 +298,7 @@ class MainWindow(QMainWindow):
                 for p in self.panes
             ]
             chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
-            summary = f"{chars:,} characters · " + " · ".join(parts)
+            summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
             if self.context_limit is not None:
                 summary += " · " + self.context_summary()
             self.statusBar().showMessage(summary)
