@@ -7,7 +7,7 @@ token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -134,4 +134,31 @@ def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.nd
         np.fromiter((t.byte_start for t in tokens), dtype=np.int64, count=n),
         np.fromiter((t.byte_end for t in tokens), dtype=np.int64, count=n),
         np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
+    )
+
+
+def with_tokens_around(cols: EncodedColumns, before: Sequence[Token], after: Sequence[Token]) -> EncodedColumns:
+    """`cols` with `before` put in front and `after` behind (the BOS/EOS a model adds, from
+    `Tokenizer.added_tokens`); the text's own columns are reused, not rebuilt."""
+    if not before and not after:
+        return cols
+    index_of = {(u[0], u[1]): i for i, u in enumerate(cols.uniques)}
+    uniques = list(cols.uniques)
+
+    def key(token: Token) -> int:
+        k = (token.id, token.bytes)
+        if k not in index_of:
+            index_of[k] = len(uniques)
+            uniques.append((token.id, token.bytes, token.kind.value, token.piece))
+        return index_of[k]
+
+    def joined(column: np.ndarray, pick: Callable[[Token], int], dtype: Any = np.int64) -> np.ndarray:
+        return np.concatenate([np.array([pick(t) for t in before], dtype=dtype), column,
+                               np.array([pick(t) for t in after], dtype=dtype)])
+
+    return EncodedColumns(
+        joined(cols.ids, lambda t: t.id), joined(cols.byte_starts, lambda t: t.byte_start),
+        joined(cols.byte_ends, lambda t: t.byte_end), joined(cols.starts, lambda t: t.start),
+        joined(cols.ends, lambda t: t.end), joined(cols.key_index, key, np.int32),
+        uniques, cols.n_bytes, cols.seconds, dict(cols.extra),
     )

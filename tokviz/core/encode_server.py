@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from tokviz.core.columns import EncodedColumns
+from tokviz.core.columns import EncodedColumns, with_tokens_around
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
 
 
@@ -33,25 +33,37 @@ class TokenizerInfo:
     vocab_size: int
     special_tokens: Mapping[str, int]
     description: str
+    #: the pieces the model's own tokenizer adds before and after a text (`<s>`), if any
+    added_before: tuple[str, ...] = ()
+    added_after: tuple[str, ...] = ()
 
     def describe(self) -> str:
         return self.description
 
+    @property
+    def adds_specials(self) -> bool:
+        return bool(self.added_before or self.added_after)
+
 
 def info_of(tokenizer: Tokenizer) -> TokenizerInfo:
+    before, after = tokenizer.added_tokens("a")
     return TokenizerInfo(
         tokenizer.name, tokenizer.family, tokenizer.vocab_size, dict(tokenizer.special_tokens),
-        tokenizer.describe(),
+        tokenizer.describe(), tuple(t.piece for t in before), tuple(t.piece for t in after),
     )
 
 
-def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy) -> EncodedColumns:
+def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds: bool = False) -> EncodedColumns:
+    """The columns of `text`; with `model_adds`, "as the model sees it": with the BOS/EOS the
+    model's own tokenizer adds (`Tokenizer.added_around`)."""
     import time
 
     t0 = time.perf_counter()
     cols = tokenizer.encode_columns(
         text, allowed_special=policy.allowed_special, disallowed_special=policy.disallowed_special
     )
+    if model_adds:
+        cols = with_tokens_around(cols, *tokenizer.added_tokens(text))
     cols.seconds = time.perf_counter() - t0
     return cols
 
@@ -95,9 +107,9 @@ def serve(conn: Connection, spec: str) -> None:
         if message is None:
             return
         if message[0] == "encode":
-            _, gen, text, policy = message
+            _, gen, text, policy, *flags = message
             try:
-                reply: tuple[Any, ...] = ("done", gen, encode(tokenizer, text, policy))
+                reply: tuple[Any, ...] = ("done", gen, encode(tokenizer, text, policy, model_adds=bool(flags and flags[0])))
             except ValueError as e:  # disallowed special token: tiktoken's message names the way out
                 reply = ("failed", gen, str(e))
             except Exception as e:

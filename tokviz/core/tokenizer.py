@@ -376,6 +376,32 @@ class Tokenizer(abc.ABC):
         it adds none."""
         return None
 
+    def added_around(self, text: str) -> SpecialsAdded | None:
+        """What the model's own tokenizer adds around `text`'s ids by default, so that a count
+        with them equals the model's: transformers' `encode` (the `tokenizer.json` post-processor
+        or `add_bos_token`), sentencepiece's `add_bos` as Llama and Mistral use it, a GGUF file's
+        `add_bos_token` / `add_eos_token`. None when it adds nothing (tiktoken adds nothing).
+
+        `specials_added` is everything a library *can* add; this is what it does add unasked.
+        The default is `specials_added`, which is the same for most backends."""
+        added = self.specials_added(text)
+        return added if added is not None and (added.before or added.after) else None
+
+    def added_tokens(self, text: str) -> tuple[list[Token], list[Token]]:
+        """`added_around(text)` as tokens: special tokens with empty spans at the start and at the
+        end of `text` (they cover no character), to put before and after `encode`'s tokens."""
+        added = self.added_around(text)
+        if added is None:
+            return [], []
+        n_bytes = len(text.encode("utf-8", "surrogatepass"))
+
+        def token(token_id: int, byte_at: int, char_at: int) -> Token:
+            return Token(token_id, self.token_bytes(token_id), byte_at, byte_at, char_at, char_at,
+                         TokenKind.SPECIAL, self.piece(token_id))
+
+        return ([token(i, 0, 0) for i in added.before],
+                [token(i, n_bytes, len(text)) for i in added.after])
+
     @property
     def scores_whole_text(self) -> bool:
         """True where the model picks the best-scoring cut of the whole text (unigram Viterbi) and

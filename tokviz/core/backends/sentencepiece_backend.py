@@ -295,6 +295,13 @@ class SentencePieceTokenizer(Tokenizer):
         bos, eos = self.sp.bos_id(), self.sp.eos_id()
         return SpecialsAdded(before=(bos,) if bos >= 0 else (), after=(eos,) if eos >= 0 else ())
 
+    def added_around(self, text: str) -> SpecialsAdded | None:
+        """The BOS alone: what Llama's and Mistral's tokenizers add by default (`add_bos_token`
+        true, `add_eos_token` false), i.e. sentencepiece's `encode(..., add_bos=True)`; a bare
+        `.model` file does not say more. None for a model without a BOS piece."""
+        bos = self.sp.bos_id()
+        return SpecialsAdded(before=(bos,)) if bos >= 0 else None
+
     # -- encoding ---------------------------------------------------------------------------------
 
     @property

@@ -8,6 +8,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFrame,
     QHBoxLayout,
@@ -119,6 +120,12 @@ class TokenPane(QFrame):
         policy_label.setToolTip(self.policy_combo.toolTip())
         policy_row.addWidget(policy_label)
         policy_row.addWidget(self.policy_combo, 1)
+        # "as the model sees it": the BOS/EOS the model's own tokenizer adds (shown once loaded,
+        # for a model that adds any), so the count is the one Hugging Face's tokenizer reports
+        self.model_adds_check = QCheckBox()
+        self.model_adds_check.hide()
+        self.model_adds_check.toggled.connect(self._on_model_adds)
+        policy_row.addWidget(self.model_adds_check)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True)
         self.warning.hide()
@@ -221,6 +228,17 @@ class TokenPane(QFrame):
         if self.result is not None and self.result.options != options:
             self._submit()
 
+    @property
+    def model_adds(self) -> bool:
+        """The pane shows the text as the model sees it, with the BOS/EOS its tokenizer adds."""
+        return self.model_adds_check.isChecked() and not self.model_adds_check.isHidden()
+
+    def set_model_adds(self, on: bool) -> None:
+        self.model_adds_check.setChecked(on)
+
+    def _on_model_adds(self, _on: bool) -> None:
+        self._submit()
+
     def set_policy(self, spec: str) -> None:
         self.policy_combo.setCurrentText(spec)
         self._submit()
@@ -235,7 +253,8 @@ class TokenPane(QFrame):
         self._gen += 1
         self.busy = True
         self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
-        self._inbox.put("encode", TokenizeRequest(self._gen, self._text, self.policy, self.options, self.view.fonts))
+        self._inbox.put("encode", TokenizeRequest(self._gen, self._text, self.policy, self.options,
+                                                  self.view.fonts, self.model_adds))
 
     # -- results ---------------------------------------------------------------------------
     def _on_event(self, event: object) -> None:
@@ -255,6 +274,15 @@ class TokenPane(QFrame):
         self.tokenizer = tokenizer
         self.title.setText(tokenizer.name)
         self.title.setToolTip(tokenizer.describe())
+        if tokenizer.adds_specials:
+            added = " … ".join(filter(None, (" ".join(tokenizer.added_before), " ".join(tokenizer.added_after))))
+            self.model_adds_check.setText(f"+{added}" if len(added) <= 8 else "+BOS/EOS")
+            self.model_adds_check.setToolTip(
+                f"As the model sees it: add {added} as the model's own tokenizer does\n"
+                "(Hugging Face encode, sentencepiece add_bos, the GGUF file's add_bos_token),\n"
+                "so the count equals the model's"
+            )
+            self.model_adds_check.show()
         self.subtitle.setText(tokenizer.describe())
         specials = sorted(tokenizer.special_tokens, key=tokenizer.special_tokens.get)[:50]
         self.policy_combo.addItems([s for s in specials if self.policy_combo.findText(s) < 0])

@@ -39,6 +39,7 @@ class TokenizeRequest:
     policy: SpecialPolicy
     options: ViewOptions
     fonts: Fonts
+    model_adds: bool = False  # "as the model sees it": with the BOS/EOS the model's tokenizer adds
 
 
 @dataclass
@@ -122,7 +123,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
         if reply[0] != "loaded":
             raise LoadFailed(reply[1])
         yield Loaded(reply[1])
-        last: tuple[str, SpecialPolicy, EncodedColumns] | None = None
+        last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
         while True:
             kind, request = inbox.get(job)
             if kind == "stream":
@@ -149,17 +150,18 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
 
 
 def _tokenize(job: Job, child: ChildProcess, inbox: Inbox, req: TokenizeRequest,
-              last: tuple[str, SpecialPolicy, EncodedColumns] | None):
+              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None):
     t0 = time.perf_counter()
-    if last is not None and last[1] == req.policy and (last[0] is req.text or last[0] == req.text):
+    if (last is not None and last[1] == req.policy and last[3] == req.model_adds
+            and (last[0] is req.text or last[0] == req.text)):
         cols = last[2]  # only the view options changed: reuse the last encode
     else:
-        child.send(("encode", req.gen, req.text, req.policy))
+        child.send(("encode", req.gen, req.text, req.policy, req.model_adds))
         reply = child.receive(job)
         if reply[0] != "done":
             return PaneFailed(req.gen, reply[-1]), last
         cols = reply[2]
-        last = (req.text, req.policy, cols)
+        last = (req.text, req.policy, cols, req.model_adds)
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
     tokens, cells, widths, newlines = prepare(cols, req.options, CellMeasurer(req.fonts))
