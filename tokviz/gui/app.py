@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -14,6 +15,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
+from tokviz.analysis.chat import check_messages
+from tokviz.gui.chat.panel import ChatPanel
 from tokviz.gui.compare.window import MainWindow
 from tokviz.gui.widgets.theme import apply_theme, icon
 
@@ -37,6 +40,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--context-limit", type=int, metavar="N",
                    help="mark where a context of N tokens ends in every pane")
     p.add_argument("--diff", action="store_true", help="open in diff mode (where the panes cut differently)")
+    p.add_argument("--chat", metavar="MESSAGES.json", nargs="?", const="",
+                   help='open in Chat mode, with the conversation in MESSAGES.json ([{"role": ..., "content": ...}] '
+                        'or {"messages": [...]}); without a file, with the example conversation')
     p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
@@ -72,7 +78,8 @@ def build_window(
     mode: str | None = None,
 ) -> MainWindow:
     """Build (not show) the compare window. Needs a QApplication (`build_app`)."""
-    window = MainWindow(settings or make_settings(), specs=list(specs or []) or None, text=text, restore=restore)
+    window = MainWindow(settings or make_settings(), specs=list(specs or []) or None, text=text, restore=restore,
+                        chat_factory=ChatPanel)
     if mode is not None:
         window.set_options(mode=mode)
     if policy != "none":
@@ -105,7 +112,30 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
         window.set_context_limit(args.context_limit)
     if args.diff:
         window.set_diff_mode(True)
+    if args.chat is not None:
+        open_chat(window, args.chat)
     return window
+
+
+def open_chat(window: MainWindow, path: str) -> None:
+    """Switch to Chat mode with the conversation in `path` ("": the example). A bad file is a ValueError."""
+    messages = read_messages(path) if path else None
+    window.set_mode("chat")
+    if messages is not None and window.chat_panel is not None:
+        window.chat_panel.set_messages(messages)
+
+
+def read_messages(path: str) -> list[dict]:
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"--chat {path}: not a JSON file: {e}") from None
+    if isinstance(value, dict):
+        value = value.get("messages")
+    try:
+        return check_messages(value)
+    except ValueError as e:
+        raise ValueError(f"--chat {path}: {e}") from None
 
 
 def _select_when_ready(window: MainWindow, char: int) -> None:
@@ -145,7 +175,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     app = build_app(argv[:1])
     try:
         window = window_from_args(args)
-    except (OSError, KeyError) as e:
+    except (OSError, KeyError, ValueError) as e:
         print(f"tokviz gui: {e}", file=sys.stderr)
         return 2
     window.show()

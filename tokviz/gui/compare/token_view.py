@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
@@ -37,6 +39,15 @@ BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not
 PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
+UNDERLINE_H = 3.0
+
+
+@dataclass(frozen=True)
+class TokenStyle:
+    """What a caller lays over one token's normal drawing (the chat view marks each token's origin)."""
+
+    fill: QColor | None = None  # the background, instead of the palette's
+    underline: QColor | None = None  # a bar along the cell's bottom edge
 
 
 class TokenView(QAbstractScrollArea):
@@ -62,6 +73,7 @@ class TokenView(QAbstractScrollArea):
         self.limit: int | None = None  # a context limit in tokens: later tokens fade, a bar marks it
         #: token indices (sorted) with a mark on the boundary before them; drawn over the cached lines
         self.boundary_marks: np.ndarray | None = None
+        self.token_styles: Sequence[TokenStyle | None] | None = None  # one per token, or None
         self._hover: int | None = None
         self._syncing = False
         self._line_h = 0.0
@@ -98,6 +110,7 @@ class TokenView(QAbstractScrollArea):
         if not same_cut:  # a selection only survives a change of view options
             self.selected = None
             self.selection = range(0)
+        self.token_styles = None  # they belong to the tokens they were set for
         self.highlighted = range(0)
         self._hover = None
         self.boundary_marks = None  # indices into the previous result
@@ -243,6 +256,13 @@ class TokenView(QAbstractScrollArea):
             self.highlighted = covering(self.result.starts, self.result.ends, start, end)
         self.viewport().update()
         return self.highlighted
+
+    def set_token_styles(self, styles: Sequence[TokenStyle | None] | None) -> None:
+        """Draw token i with `styles[i]` over its normal look (None: as usual); `set_result` clears them."""
+        if styles is not None and len(styles) != len(self.tokens):
+            raise ValueError(f"{len(styles)} token styles for {len(self.tokens)} tokens")
+        self.token_styles = styles
+        self.invalidate()
 
     def set_limit(self, limit: int | None) -> None:
         """Mark where a context limit of `limit` tokens falls (None: no mark)."""
@@ -422,9 +442,16 @@ class TokenView(QAbstractScrollArea):
         ids = result.ids[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
         top_h = self._top_h
+        styles = self.token_styles
         for index, x, w, token_id, cell in zip(rng, xs, widths, ids, cells):
-            color = self.colors.for_token(index, token_id, cell.kind, by_id=self._color_by_id)
+            style = styles[index] if styles is not None else None
+            if style is not None and style.fill is not None:
+                color = style.fill
+            else:
+                color = self.colors.for_token(index, token_id, cell.kind, by_id=self._color_by_id)
             self._paint_background(painter, cell, QRectF(x, 0.0, w, top_h), color)
+            if style is not None and style.underline is not None:
+                painter.fillRect(QRectF(x, top_h - UNDERLINE_H, w, UNDERLINE_H), style.underline)
         painter.setFont(self.fonts.main)
         painter.setPen(TEXT_COLOR)
         baseline = (top_h - m.main.height()) / 2 + m.main.ascent()

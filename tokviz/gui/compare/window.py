@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QShowEvent, QTextCharFormat, QTextCursor
@@ -14,6 +16,8 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QScrollArea,
     QSplitter,
+    QStackedWidget,
+    QTabBar,
     QTextEdit,
     QVBoxLayout,
     QWidget,
@@ -43,9 +47,13 @@ MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still 
 
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings, *, specs: list[str] | None = None,
-                 text: str | None = None, restore: bool = True) -> None:
+                 text: str | None = None, restore: bool = True,
+                 chat_factory: Callable[..., Any] | None = None) -> None:
         super().__init__()
         self.settings = settings
+        # builds the Chat mode's panel (tokviz.gui.chat.panel.ChatPanel, passed in by gui.app: the
+        # chat package draws with this package's views, so this package must not import it)
+        self._chat_factory = chat_factory
         self.options = ViewOptions()
         self.panes: list[TokenPane] = []
         self.sync_scroll = True
@@ -111,7 +119,7 @@ class MainWindow(QMainWindow):
         self.fetch_bar.arrived.connect(self._on_vocab_arrived)
         self.fetch_bar.hide()
         box.addWidget(self.fetch_bar)
-        box.addWidget(self.splitter)
+        self._build_mode_switch(box)
         self.setCentralWidget(central)
         self.resize(1400, 860)
 
@@ -141,6 +149,42 @@ class MainWindow(QMainWindow):
         """Give each pane at least MIN_PANE_WIDTH; more panes than fit scroll sideways."""
         n = len(self.panes)
         self.pane_splitter.setMinimumWidth(n * MIN_PANE_WIDTH + max(n - 1, 0) * self.pane_splitter.handleWidth())
+
+    # -- modes: plain text or a chat (tokviz.gui.chat) ----------------------------------------
+    def _build_mode_switch(self, box: QVBoxLayout) -> None:
+        self.mode_tabs = QTabBar()
+        self.mode_tabs.addTab("Text")
+        self.mode_tabs.addTab("Chat")
+        self.mode_tabs.setToolTip("Text: how each tokenizer cuts the text · Chat: a conversation "
+                                  "through each model's chat template")
+        self.mode_tabs.setTabEnabled(1, self._chat_factory is not None)
+        self.mode_tabs.currentChanged.connect(self._on_mode_tab)
+        self.chat_panel: Any = None  # a ChatPanel, built the first time Chat mode is shown
+        self.modes = QStackedWidget()
+        self.modes.addWidget(self.splitter)
+        box.addWidget(self.mode_tabs)
+        box.addWidget(self.modes, 1)
+
+    @property
+    def mode(self) -> str:
+        return "chat" if self.mode_tabs.currentIndex() == 1 else "text"
+
+    def set_mode(self, mode: str) -> None:
+        """Show the plain-text comparison ("text") or the Chat mode ("chat")."""
+        if mode not in ("text", "chat"):
+            raise ValueError(f"unknown mode {mode!r}: text or chat")
+        self.mode_tabs.setCurrentIndex(1 if mode == "chat" else 0)
+
+    def _on_mode_tab(self, index: int) -> None:
+        if index == 1 and self._chat_factory is not None:
+            if self.chat_panel is None:
+                self.chat_panel = self._chat_factory(options=self.options, context_limit=self.context_limit)
+                self.chat_panel.message.connect(self.show_message)
+                self.modes.addWidget(self.chat_panel)
+            self.chat_panel.set_specs([p.spec for p in self.panes])
+            self.modes.setCurrentWidget(self.chat_panel)
+        else:
+            self.modes.setCurrentWidget(self.splitter)
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -258,12 +302,16 @@ class MainWindow(QMainWindow):
         self.options = ViewOptions(**{**self.options.__dict__, **changes})
         for pane in self.panes:
             pane.set_options(self.options)
+        if self.chat_panel is not None:
+            self.chat_panel.set_options(self.options)
 
     def set_context_limit(self, limit: int | None) -> None:
         """Mark in every pane where a context of `limit` tokens ends (None or 0: no mark)."""
         self.context_limit = limit or None
         for pane in self.panes:
             pane.view.set_limit(self.context_limit)
+        if self.chat_panel is not None:
+            self.chat_panel.set_context_limit(self.context_limit)
         self.show_message(self.context_summary())
 
     def context_summary(self) -> str:
@@ -304,6 +352,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(summary)
 
     def _refresh_stats(self) -> None:
+        if self.chat_panel is not None and self.mode == "chat":  # panes added, removed or moved
+            self.chat_panel.set_specs([p.spec for p in self.panes])
         first = self.panes[0].stats() if self.panes else None
         for i, pane in enumerate(self.panes):
             pane.show_stats(first if i else None)
@@ -451,6 +501,8 @@ class MainWindow(QMainWindow):
         """Stop every worker thread (idempotent), and close the tool windows (the trainer cancels
         and waits for its run) so none outlives the window."""
         self.fetch_bar.stop()
+        if self.chat_panel is not None:
+            self.chat_panel.shutdown()
         for dialog in self.findChildren(QDialog):
             dialog.close()
         for pane in self.panes:
