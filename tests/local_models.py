@@ -81,6 +81,7 @@ def machine(tmp_path, monkeypatch, vocab_path, vocab):
     deepseek = vocab_path("deepseek-v3").read_bytes()
     qwen_ranks = vocab_path("qwen").read_bytes()
     mistral = vocab_path("mistral-7b-v0.1").read_bytes()
+    llama3_ranks = vocab_path("llama3").read_bytes()  # Llama 3's tokenizer.model is a rank file
     qwen2_gguf, llama_gguf = vocab_path("ggml-vocab-qwen2"), vocab_path("ggml-vocab-llama-bpe")
     spm_gguf = vocab_path("ggml-vocab-llama-spm")
     home = tmp_path / "home"
@@ -92,6 +93,7 @@ def machine(tmp_path, monkeypatch, vocab_path, vocab):
     })
     hf_repo(hub, "Qwen/Qwen-7B", {"qwen.tiktoken": qwen_ranks, "config.json": b'{"vocab_size": 151936}'})
     hf_repo(hub, "mistralai/Mistral-7B-v0.1", {"tokenizer.model": mistral})
+    hf_repo(hub, "meta-llama/Meta-Llama-3-8B", {"tokenizer.model": llama3_ranks})
     hf_repo(hub, "someone/weights-only", {"config.json": b"{}"})  # no tokenizer: not listed
     (hub / "datasets--someone--data").mkdir()
     store = tmp_path / "ollama"

@@ -24,7 +24,7 @@ def test_every_store_is_found_with_names_formats_sizes_and_specs(machine):
     lms = "lmstudio:lmstudio-community/Meta-Llama-3-8B-GGUF/Meta-Llama-3-8B-Q4_K_M.gguf"
     spm = str(machine / "llama-cache" / "ggml-org_llama-spm.gguf")
     assert set(found) == {
-        "hf:deepseek-ai/DeepSeek-V3", "hf:Qwen/Qwen-7B", "hf:mistralai/Mistral-7B-v0.1",
+        "hf:deepseek-ai/DeepSeek-V3", "hf:Qwen/Qwen-7B", "hf:mistralai/Mistral-7B-v0.1", "hf:meta-llama/Meta-Llama-3-8B",
         "ollama:qwen2:7b", "ollama:someone/llama3.2:3b", lms, spm,
     }
     deepseek = found["hf:deepseek-ai/DeepSeek-V3"]
@@ -34,6 +34,8 @@ def test_every_store_is_found_with_names_formats_sizes_and_specs(machine):
     assert found["hf:Qwen/Qwen-7B"].vocab_size == 151643  # its last rank + 1
     assert found["hf:mistralai/Mistral-7B-v0.1"].format == "sentencepiece"
     assert found["hf:mistralai/Mistral-7B-v0.1"].vocab_size is None  # no config.json to say it
+    llama3 = found["hf:meta-llama/Meta-Llama-3-8B"]  # a rank file by content, whatever its name
+    assert (llama3.format, llama3.vocab_size) == ("tiktoken", 128000)
     qwen2 = found["ollama:qwen2:7b"]
     assert (qwen2.label, qwen2.format, qwen2.vocab_size) == ("ollama qwen2:7b", "gguf", 151936)
     assert qwen2.path.parent.name == "blobs" and qwen2.path.name.startswith("sha256-")
@@ -82,7 +84,7 @@ def test_unreadable_entries_are_skipped_with_a_note(machine):
     scan = discovery.scan()
     assert str(bad) not in by_spec(scan)
     assert any(str(bad) in n for n in scan.notes)
-    assert len(scan.found) == 7
+    assert len(scan.found) == 8
 
 
 def test_nothing_installed_finds_nothing(tmp_path, monkeypatch):

@@ -40,7 +40,7 @@ def test_on_this_machine_lists_the_stores_and_adds_a_pane(qtbot, machine):
     added: list[str] = []
     menu = make_menu(qtbot, added)
     scan = scanned(qtbot, menu)
-    assert len(scan.found) == 7
+    assert len(scan.found) == 8
     local = [t for t in menu.visible_items() if "Ollama" in t or "Hugging Face" in t or "LM Studio" in t]
     assert "ollama qwen2:7b — Ollama · 151,936 ids" in local
     assert "deepseek-ai/DeepSeek-V3 — Hugging Face cache · 129,280 ids" in local

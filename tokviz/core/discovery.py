@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -248,14 +249,29 @@ def hf_snapshot(repo_dir: Path, revision: str | None = None) -> Path | None:
 
 def hf_tokenizer_file(snapshot: Path) -> tuple[Path, str] | None:
     """The file a snapshot's tokenizer loads from and its format, or None."""
-    for name, fmt in (("tokenizer.json", "tokenizer.json"), ("tokenizer.model", "sentencepiece")):
-        if (snapshot / name).is_file():
-            return snapshot / name, fmt
+    if (snapshot / "tokenizer.json").is_file():
+        return snapshot / "tokenizer.json", "tokenizer.json"
+    if (snapshot / "tokenizer.model").is_file():
+        return snapshot / "tokenizer.model", _model_format(snapshot / "tokenizer.model")
     try:
         ranks = sorted(p for p in snapshot.iterdir() if p.suffix == ".tiktoken" and p.is_file())
     except OSError:
         return None
     return (ranks[0], "tiktoken") if ranks else None
+
+
+_RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=* \d+\n")
+
+
+def _model_format(path: Path) -> str:
+    """`sentencepiece`, or `tiktoken` for a rank file named tokenizer.model (Llama 3's), from its
+    first line."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(128)
+    except OSError:
+        return "sentencepiece"
+    return "tiktoken" if _RANK_LINE.match(head) else "sentencepiece"
 
 
 def _repo_id(folder_name: str) -> str | None:
@@ -282,10 +298,8 @@ def _scan_hf(root: Path, notes: list[str], check: Callable[[], None]) -> Iterato
                     yield item
             continue
         file, fmt = found
-        if fmt == "tiktoken":
-            size = _rank_file_size(file, notes)
-        else:
-            size = _config_vocab_size(snapshot, notes)
+        # a rank file's own size (without its special tokens); else the model's config.json
+        size = _rank_file_size(file, notes) if fmt == "tiktoken" else _config_vocab_size(snapshot, notes)
         yield Found(repo, "hf", fmt, size, file, f"hf:{repo}", f"revision {snapshot.name[:12]}")
 
 
@@ -390,7 +404,8 @@ def _scan_files(source: Source) -> Callable[[Path, list[str], Callable[[], None]
                 if item := _gguf_found(path, notes, source=source, spec=str(path)):
                     yield item
                 continue
-            fmt = {"tokenizer.json": "tokenizer.json", "tokenizer.model": "sentencepiece"}.get(path.name, "tiktoken")
+            fmt = {"tokenizer.json": "tokenizer.json"}.get(path.name) or (
+                _model_format(path) if path.name == "tokenizer.model" else "tiktoken")
             if fmt == "tiktoken":
                 size = _rank_file_size(path, notes)
             else:
