@@ -70,6 +70,9 @@ def test_each_pane_renders_with_the_models_own_template_and_cuts_like_the_analys
         assert f"{expected.total:,} tokens = {expected.overhead:,} template" in counts
         for i, n in enumerate(expected.per_message()):
             assert f"#{i} {CONVERSATION[i]['role']} {n:,}" in counts
+    # Phi-3's template renders no system message: the count says so
+    assert "#0 system 0 (left out by the template)" in pane_of(panel, PHI3).counts.text()
+    assert "left out" not in pane_of(panel, QWEN2).counts.text()
     # the two models' own templates differ, and so do what the same chat costs in each
     assert pane_of(panel, QWEN2).choice.source != pane_of(panel, PHI3).choice.source
 
@@ -99,7 +102,7 @@ def test_injected_control_tokens_are_listed_plainly(make_panel):
     panel = make_panel()
     pane = panel.panes[0]
     text = pane.findings.text()
-    assert pane.findings.isVisible()
+    assert pane.findings_box.isVisible()
     for marker in ("<|im_start|>", "<|im_end|>", "<|endoftext|>"):
         assert f"message 3 contains `{marker}`: a naive pipeline (every special token parsed) turns it " \
                "into a control token here" in text
@@ -247,7 +250,7 @@ def test_the_window_switches_to_chat_mode_with_its_panes(make_window, qtbot, tmp
     assert window.mode == "chat" and window.modes.currentWidget() is panel
     assert [p.spec for p in panel.panes] == [QWEN2, "cl100k_base"]
     wait_rendered(qtbot, panel)
-    assert pane_of(panel, "cl100k_base").choice.label == "own: default"  # the catalog's built-in ChatML
+    assert pane_of(panel, "cl100k_base").choice.label == "default: chatml"  # the catalog's built-in ChatML
     window.remove_pane(window.panes[1])
     assert [p.spec for p in panel.panes] == [QWEN2]
     window.set_mode("text")

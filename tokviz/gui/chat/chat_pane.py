@@ -11,8 +11,18 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tokviz.analysis.chat import ChatAnalysis
 from tokviz.analysis.chat_sources import BUILTIN, TemplateSourceError, builtin, choose_template
@@ -32,6 +42,7 @@ from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.work.worker import Worker, message_of
 
 FILE_ITEM = "file…"
+FINDINGS_MAX_HEIGHT = 150
 
 
 class ChatPane(QFrame):
@@ -80,7 +91,13 @@ class ChatPane(QFrame):
         self.view = TokenView()
         self.counts = QLabel("—", objectName="statsLabel", wordWrap=True)
         self.findings = QLabel(objectName="warningLabel", wordWrap=True)
-        self.findings.hide()
+        self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # many findings scroll instead of squeezing the tokens
+        self.findings_box = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+        self.findings_box.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.findings_box.setWidget(self.findings)
+        self.findings_box.setMaximumHeight(FINDINGS_MAX_HEIGHT)
+        self.findings_box.hide()
         for label in (self.subtitle, self.warning, self.counts, self.findings):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         box = QVBoxLayout(self)
@@ -91,14 +108,15 @@ class ChatPane(QFrame):
         box.addWidget(self.warning)
         box.addWidget(self.view, 1)
         box.addWidget(self.counts)
-        box.addWidget(self.findings)
+        box.addWidget(self.findings_box)
 
     # -- templates ---------------------------------------------------------------------------
     def _on_loaded(self, loaded: LoadedChat) -> None:
         self.loaded = loaded
         self.title.setText(loaded.tokenizer.name)
-        self._choices = [TemplateChoice.of(f"own: {name}", t) for name, t in sorted(
-            loaded.own.items(), key=lambda item: item[0] != "default")]
+        # a catalog vocabulary without a template of its own gets the built-in of its chat format
+        self._choices = [TemplateChoice.of(f"default: {t.name}" if t.origin == "built-in" else f"own: {name}", t)
+                         for name, t in sorted(loaded.own.items(), key=lambda item: item[0] != "default")]
         self._choices += [TemplateChoice.of(f"built-in: {name}", builtin(name)) for name in sorted(BUILTIN)]
         self._fill_combo()
         self.template_combo.setEnabled(True)
@@ -124,7 +142,7 @@ class ChatPane(QFrame):
     def _describe(self) -> str:
         if self.loaded is None or self.choice is None:
             return "loading…"
-        own = "" if self.loaded.own else " · no template of its own"
+        own = "" if any(t.origin != "built-in" for t in self.loaded.own.values()) else " · no template of its own"
         return f"template {self.choice.name} ({self.choice.origin}){own}"
 
     def _on_combo(self, index: int) -> None:
@@ -221,7 +239,7 @@ class ChatPane(QFrame):
         self.template_error = error if isinstance(error, ChatTemplateError) else None
         self.view.set_result(None)
         self.counts.setText("—")
-        self.findings.hide()
+        self.findings_box.hide()
         self._show_error(message_of(error))
         self.updated.emit(self)
 
@@ -236,8 +254,12 @@ class ChatPane(QFrame):
         if a.room is not None and a.context_limit is not None:
             room = (f" · room {a.room:,} of {a.context_limit:,}" if a.room >= 0
                     else f" · {-a.room:,} over the limit of {a.context_limit:,}")
-        per = " · ".join(f"#{i} {messages[i].get('role', '?') if i < len(messages) else '?'} {n:,}"
-                         for i, n in enumerate(a.per_message()))
+        shown = {run.message for run in a.rendered.runs if run.end > run.start}
+        per = " · ".join(
+            f"#{i} {messages[i].get('role', '?') if i < len(messages) else '?'} {n:,}"
+            + ("" if i in shown or not (messages[i].get("content") if i < len(messages) else "")
+               else " (left out by the template)")
+            for i, n in enumerate(a.per_message()))
         naive = "same tokens" if not a.naive_differs else f"{len(a.naive):,} tokens, different"
         self.counts.setText(
             f"{a.total:,} tokens = {a.overhead:,} template + {a.total - a.overhead:,} in "
@@ -245,9 +267,9 @@ class ChatPane(QFrame):
         )
         if a.findings:
             self.findings.setText("\n".join(f"⚠ {f.describe(a.tokenizer_name)}" for f in a.findings))
-            self.findings.show()
+            self.findings_box.show()
         else:
-            self.findings.hide()
+            self.findings_box.hide()
 
     # -- highlighting --------------------------------------------------------------------------
     def highlight_message(self, index: int) -> None:
