@@ -74,3 +74,16 @@ def test_a_trained_pane_replaces_the_previous_trained_pane(qtbot, make_window) -
     window.add_trained_pane("r50k_base")  # the previous one is gone: just added
     assert [p.spec for p in window.panes] == ["cl100k_base", "o200k_base", "r50k_base"]
     wait_ready(qtbot, window)
+
+
+def test_closing_ends_every_tokenizer_process_by_its_goodbye(qtbot, make_window) -> None:
+    import multiprocessing
+
+    before = set(multiprocessing.active_children())
+    window = make_window(["cl100k_base", "o200k_base", "mistral-7b-v0.1"], "hello")
+    children = set(multiprocessing.active_children()) - before
+    assert len(children) == 3
+    window.close()
+    assert all(not p.is_alive() for p in children)
+    assert [p.exitcode for p in children] == [0, 0, 0]  # exited on goodbye, none terminated
+    assert not any(p.running for p in window.panes)

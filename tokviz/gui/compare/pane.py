@@ -198,6 +198,12 @@ class TokenPane(QFrame):
         """The pane's worker (and its tokenizer process) is alive."""
         return self._worker is not None and self._worker.is_running
 
+    def begin_shutdown(self) -> None:
+        """Ask the worker to stop without waiting (its tokenizer process is told goodbye); a
+        window closing many panes does this for all of them before `shutdown` waits for each."""
+        if self._worker is not None:
+            self._worker.abort()
+
     def shutdown(self) -> None:
         """Stop the worker and wait for it; its tokenizer process ends with it."""
         worker, self._worker = self._worker, None

@@ -247,6 +247,7 @@ class MainWindow(QMainWindow):
         pane.updated.connect(self._on_pane_updated)
         pane.message.connect(self.show_message)
         self.panes.append(pane)
+        pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
         self.pane_splitter.addWidget(pane)
         self._fit_panes()
         pane.set_text(self._offsets.text)
@@ -503,6 +504,8 @@ class MainWindow(QMainWindow):
         self.fetch_bar.stop()
         if self.chat_panel is not None:
             self.chat_panel.shutdown()
+        for pane in self.panes:  # every pane's process is told goodbye at once, then each is waited
+            pane.begin_shutdown()  # for: one pane's wait instead of the sum of them (0.3 s each)
         for dialog in self.findChildren(QDialog):
             dialog.close()
         for pane in self.panes:
