@@ -7,7 +7,7 @@ import json
 import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QEnterEvent
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 
 from tests.analysis.chat_helpers import CONVERSATION
 from tests.gui.conftest import TIMEOUT_MS
@@ -174,6 +174,38 @@ def test_generation_prompt_and_template_variables_reach_the_template(make_panel,
     assert pane.analysis.text == "hello there <think>hi"
 
 
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+TOOL_CHAT = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+    {"role": "tool", "name": "get_weather", "content": "18 C, sunny"},
+]
+
+
+def test_tools_tool_calls_and_enable_thinking_reach_gemma_4s_own_template(qtbot):
+    spec = "ggml-vocab-gemma-4"
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.set_messages(TOOL_CHAT, tools=TOOLS)
+    panel.generation.setChecked(True)
+    panel.variables.setText("enable_thinking=true")
+    panel.set_specs([spec])
+    wait_rendered(qtbot, panel)
+    assert panel.messages() == TOOL_CHAT  # tool_calls, name and the null content kept as they came
+    assert "tool_calls" in panel.editor.rows[1].findChildren(QLabel)[-1].text()
+    pane = panel.panes[0]
+    assert pane.error is None, pane.error
+    template = gguf_templates(catalog.find(spec).path)["default"]
+    expected = analyze_chat(catalog.load(spec), template, TOOL_CHAT, tools=TOOLS, add_generation_prompt=True,
+                            template_kwargs={"enable_thinking": True})
+    assert pane.analysis.text == expected.text
+    assert "<|think|>" in pane.analysis.text and "call:get_weather" in pane.analysis.text
+    assert [t.token.id for t in pane.analysis.tokens] == [t.token.id for t in expected.tokens]
+
+
 def test_bad_template_variables_are_reported_not_rendered(make_panel):
     panel = make_panel()
     panel.variables.setText("enable_thinking")
@@ -266,6 +298,7 @@ def test_gui_chat_option_opens_a_messages_file(qtbot, tmp_path):
     window = window_from_args(args)
     qtbot.addWidget(window)
     assert window.mode == "chat" and window.chat_panel.messages() == CONVERSATION
+    assert window.chat_panel.tools is None
     wait_rendered(qtbot, window.chat_panel)
     assert window.chat_panel.panes[0].analysis.message_count == len(CONVERSATION)
     bad = tmp_path / "bad.json"
@@ -275,4 +308,9 @@ def test_gui_chat_option_opens_a_messages_file(qtbot, tmp_path):
     bad.write_text("{not json", encoding="utf-8")
     with pytest.raises(ValueError, match="not a JSON file"):
         open_chat(window, str(bad))
+    bad.write_text(json.dumps({"messages": TOOL_CHAT, "tools": TOOLS}), encoding="utf-8")
+    assert read_messages(str(bad)) == (TOOL_CHAT, TOOLS)
+    bad.write_text(json.dumps({"messages": TOOL_CHAT, "tools": "get_weather"}), encoding="utf-8")
+    with pytest.raises(ValueError, match='"tools" must be a list of objects'):
+        read_messages(str(bad))
     window.shutdown()

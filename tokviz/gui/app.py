@@ -119,21 +119,27 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
 
 def open_chat(window: MainWindow, path: str) -> None:
     """Switch to Chat mode with the conversation in `path` ("": the example). A bad file is a ValueError."""
-    messages = read_messages(path) if path else None
+    conversation = read_messages(path) if path else None
     window.set_mode("chat")
-    if messages is not None and window.chat_panel is not None:
-        window.chat_panel.set_messages(messages)
+    if conversation is not None and window.chat_panel is not None:
+        messages, tools = conversation
+        window.chat_panel.set_messages(messages, tools=tools)
 
 
-def read_messages(path: str) -> list[dict]:
+def read_messages(path: str) -> tuple[list[dict], list[dict] | None]:
+    """The messages and tools of a conversation file: `[...]` or `{"messages": [...], "tools": [...]}`."""
     try:
         value = json.loads(Path(path).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"--chat {path}: not a JSON file: {e}") from None
+    tools = None
     if isinstance(value, dict):
+        tools = value.get("tools")
         value = value.get("messages")
+    if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
+        raise ValueError(f"--chat {path}: \"tools\" must be a list of objects")
     try:
-        return check_messages(value)
+        return check_messages(value), tools
     except ValueError as e:
         raise ValueError(f"--chat {path}: {e}") from None
 

@@ -7,6 +7,7 @@ highlight that message's tokens.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,9 +42,16 @@ class MessageRow(QFrame):
     move_requested = Signal(object, int)  # self, -1 up / +1 down
     remove_requested = Signal(object)
 
-    def __init__(self, role: str, content: str, parent: QWidget | None = None) -> None:
+    def __init__(self, role: str, content: str | list | None, parent: QWidget | None = None, *,
+                 extra: Mapping[str, Any] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("chatMessage")
+        #: what the message carries besides role and content (tool_calls, name, tool_call_id, ...):
+        #: kept as it came, shown as a note, passed to the template
+        self.extra: dict[str, Any] = dict(extra or {})
+        self._null_content = content is None
+        if isinstance(content, list):  # content parts ([{"type": "text", ...}]): kept as they came
+            self.extra["content"] = content
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.number = QLabel()
         self.role = QComboBox(editable=True)
@@ -51,7 +59,11 @@ class MessageRow(QFrame):
         self.role.setCurrentText(role)
         self.role.setToolTip("The message's role (any other role a template knows can be typed)")
         self.role.currentTextChanged.connect(self.changed)
-        self.content = QPlainTextEdit(content)
+        self.content = QPlainTextEdit(content if isinstance(content, str) else "")
+        if isinstance(content, list):
+            self.content.setPlainText(json.dumps(content, ensure_ascii=False))
+            self.content.setReadOnly(True)
+            self.content.setToolTip("content parts, passed to the template as they came")
         self.content.setTabChangesFocus(True)
         self.content.setFixedHeight(self.content.fontMetrics().lineSpacing() * 4 + 12)
         self.content.textChanged.connect(self.changed)
@@ -59,6 +71,10 @@ class MessageRow(QFrame):
         head.setContentsMargins(0, 0, 0, 0)
         head.addWidget(self.number)
         head.addWidget(self.role, 1)
+        if self.extra:
+            note = QLabel("+ " + ", ".join(self.extra), objectName="paneSubheader")
+            note.setToolTip(json.dumps(self.extra, ensure_ascii=False, indent=1)[:4000])
+            head.addWidget(note)
         self.buttons: dict[str, QToolButton] = {}
         for key, text, tip in (("up", "▲", "Move up"), ("down", "▼", "Move down"), ("remove", "✕", "Remove")):
             button = QToolButton(text=text, toolTip=tip, autoRaise=True)
@@ -88,7 +104,12 @@ class MessageRow(QFrame):
         self.setStyleSheet(f"#chatMessage {{ border-left: 4px solid {color}; }}")
 
     def message(self) -> dict[str, Any]:
-        return {"role": self.role.currentText().strip() or "user", "content": self.content.toPlainText()}
+        message: dict[str, Any] = {"role": self.role.currentText().strip() or "user"}
+        text = self.content.toPlainText()
+        # a tool-calling turn without text keeps its null content (templates test `content is none`)
+        message["content"] = None if not text and self._null_content else text
+        message.update(self.extra)
+        return message
 
 
 class MessageEditor(QWidget):
@@ -123,8 +144,8 @@ class MessageEditor(QWidget):
         for row in list(self.rows):
             self._drop(row)
         for message in messages:
-            content = message.get("content")
-            self._append(str(message.get("role", "user")), content if isinstance(content, str) else "")
+            extra = {k: v for k, v in message.items() if k not in ("role", "content")}
+            self._append(str(message.get("role", "user")), message.get("content"), extra=extra)
         self._renumber()
         self.changed.emit()
 
@@ -141,8 +162,8 @@ class MessageEditor(QWidget):
     def _add_clicked(self) -> None:
         self.add_message().content.setFocus()
 
-    def _append(self, role: str, content: str) -> MessageRow:
-        row = MessageRow(role, content)
+    def _append(self, role: str, content: str | list | None, *, extra: Mapping[str, Any] | None = None) -> MessageRow:
+        row = MessageRow(role, content, extra=extra)
         row.changed.connect(self.changed)
         row.move_requested.connect(self.move_message)
         row.remove_requested.connect(self.remove_message)

@@ -73,13 +73,14 @@ class ChatPanel(QWidget):
         super().__init__(parent)
         self.options = options or ViewOptions()
         self.limits: Limits = DEFAULT_LIMITS
+        self.tools: list[Mapping[str, Any]] | None = None
         self.panes: list[ChatPane] = []
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.flush)
         self._template_debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._template_debounce.timeout.connect(self.apply_template_edit)
         self._build_ui(context_limit)
-        self.editor.set_messages(DEFAULT_CONVERSATION)
+        self.set_messages(DEFAULT_CONVERSATION)
 
     def _build_ui(self, context_limit: int | None) -> None:
         self.editor = MessageEditor()
@@ -97,6 +98,8 @@ class ChatPanel(QWidget):
         self.context.valueChanged.connect(self._debounce.start)
         self.input_error = QLabel(objectName="warningLabel", wordWrap=True)
         self.input_error.hide()
+        self.tools_label = QLabel(objectName="paneSubheader")
+        self.tools_label.hide()
         form = QFormLayout()
         form.setContentsMargins(0, 0, 0, 0)
         form.addRow(self.generation)
@@ -129,6 +132,7 @@ class ChatPanel(QWidget):
         cbox.addWidget(QLabel("<b>Conversation</b>"))
         cbox.addWidget(self.editor, 1)
         cbox.addLayout(form)
+        cbox.addWidget(self.tools_label)
         cbox.addWidget(self.input_error)
         left = QSplitter(Qt.Orientation.Vertical)
         left.setMinimumWidth(280)
@@ -197,7 +201,12 @@ class ChatPanel(QWidget):
         self.context.setValue(limit or 0)
 
     # -- the conversation ----------------------------------------------------------------------
-    def set_messages(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def set_messages(self, messages: Sequence[Mapping[str, Any]], *,
+                     tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+        """A new conversation; `tools` are the tool definitions the template gets (`tools=`)."""
+        self.tools = list(tools) if tools is not None else None
+        self.tools_label.setText(f"tools: {len(self.tools)} (from the file)" if self.tools else "")
+        self.tools_label.setVisible(bool(self.tools))
         self.editor.set_messages(messages)
         self.flush()
 
@@ -213,7 +222,7 @@ class ChatPanel(QWidget):
             self.input_error.show()
             return None
         self.input_error.hide()
-        return Conversation(self.messages(), self.generation.isChecked(), variables,
+        return Conversation(self.messages(), self.generation.isChecked(), self.tools, variables,
                             self.context.value() or None, self.limits)
 
     def flush(self) -> None:

@@ -57,6 +57,7 @@ class Conversation:
 
     messages: Sequence[Mapping[str, Any]]
     add_generation_prompt: bool = False
+    tools: Sequence[Mapping[str, Any]] | None = None
     template_kwargs: Mapping[str, Any] | None = None
     context_limit: int | None = None
     limits: Limits = DEFAULT_LIMITS
@@ -91,7 +92,7 @@ def render_chat(job: Job, *, tokenizer: Tokenizer, request: ChatRequest, options
                             special_strings=choice.special_strings)
     analysis = analyze_chat(
         tokenizer, template, chat.messages, add_generation_prompt=chat.add_generation_prompt,
-        template_kwargs=chat.template_kwargs, context_limit=chat.context_limit, limits=chat.limits,
+        tools=chat.tools, template_kwargs=chat.template_kwargs, context_limit=chat.context_limit, limits=chat.limits,
     )
     job.check()
     return ChatResult(request, analysis, pane_result(analysis, options, fonts, time.perf_counter() - t0))
