@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from tokviz import __version__
 from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, one_line
+from tokviz.core.backends.panics import is_panic
 from tokviz.core.catalog_check import CatalogWarning
 from tokviz.core.tokenizer import TokenizerError
 
@@ -91,3 +92,8 @@ def _run(args: argparse.Namespace, prog: str) -> int:
     except KeyboardInterrupt:
         print(f"{prog}: {getattr(args, 'interrupted', 'interrupted')}", file=sys.stderr)
         return 130
+    except BaseException as e:  # a Rust panic (pyo3's PanicException) no backend caught
+        if not is_panic(e):
+            raise
+        print(f"{prog}: error: the tokenizer library failed: {one_line(e)}", file=sys.stderr)
+        return int(getattr(args, "error_status", 1))

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, read_rank_file
+from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, check_every_byte, read_rank_file
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 
@@ -72,8 +72,13 @@ def load_trained(path: str | os.PathLike[str]) -> TiktokenTokenizer:
     stem = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
     ranks_path = stem.with_name(stem.name + ".tiktoken")
     meta = read_sidecar(stem.with_name(stem.name + ".json"))
+    ranks = read_rank_file(ranks_path)
+    try:
+        check_every_byte(ranks)
+    except TokenizerError as e:
+        raise TokenizerError(f"{ranks_path}: {e}") from None
     return TiktokenTokenizer.from_ranks(
-        meta.get("name") or ranks_path.stem, read_rank_file(ranks_path),
+        meta.get("name") or ranks_path.stem, ranks,
         pattern=meta.get("pattern") or WHOLE_TEXT_PATTERN, special_tokens=meta.get("special_tokens") or {},
         family="trained",
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import tiktoken
 
+from tokviz.core.backends.panics import is_panic, library_calls
 from tokviz.core.columns import EncodedColumns
 from tokviz.core.layout import tokens_from_bytes
 from tokviz.core.tokenizer import (
@@ -57,20 +58,71 @@ def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     except OSError as e:
         raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
     ranks: dict[bytes, int] = {}
+    lines: dict[bytes, int] = {}
     for lineno, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            token, rank = line.split()
-            ranks[base64.b64decode(token, validate=True)] = int(rank)
+            token_text, rank_text = line.split()
+            token = base64.b64decode(token_text, validate=True)
+            rank = int(rank_text)
         except (ValueError, binascii.Error) as e:
             shown = line[:60].decode("latin-1")
             raise TokenizerError(
                 f"{path}: line {lineno} is not '<base64 token> <rank>': {shown!r}"
             ) from e
+        if token in lines:
+            raise TokenizerError(f"{path}: line {lineno} repeats the token {token!r} of line {lines[token]}")
+        lines[token] = lineno
+        ranks[token] = rank
     if not ranks:
         raise TokenizerError(f"{path}: no ranks found (empty or not a .tiktoken file)")
     return ranks
+
+
+#: tiktoken keeps ranks and ids as Rust u32 and uses the largest as "no rank"
+MAX_ID = 2**32 - 2
+
+
+def check_ranks(ranks: Mapping[bytes, int], special_tokens: Mapping[str, int]) -> None:
+    """Refuse ranks tiktoken would panic on at load: a rank given twice, an id out of its range.
+
+    >>> check_ranks({b"a": 0, b"b": 1, b"ab": 1}, {})
+    Traceback (most recent call last):
+    ...
+    tokviz.core.tokenizer.TokenizerError: rank 1 is given to two tokens (b'b' and b'ab')
+    """
+    for token, rank in ranks.items():
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= MAX_ID:
+            raise TokenizerError(f"rank {rank!r} of {token!r} is not a whole number from 0 to {MAX_ID:,}")
+    for special, rank in special_tokens.items():
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= MAX_ID:
+            raise TokenizerError(f"special token {special!r} has id {rank!r}, not a whole number from 0 to {MAX_ID:,}")
+    if len(set(ranks.values())) != len(ranks):
+        owner: dict[int, bytes] = {}
+        for token, rank in ranks.items():
+            if rank in owner:
+                raise TokenizerError(f"rank {rank} is given to two tokens ({owner[rank]!r} and {token!r})")
+            owner[rank] = token
+
+
+def check_every_byte(ranks: Mapping[bytes, int]) -> None:
+    """Refuse a byte-level BPE file that lacks single-byte tokens: tiktoken loads it and panics on
+    the first text with such a byte. (Tiny in-memory vocabularies whose pattern only ever yields
+    their own bytes may lack them; a panic there is still caught, by `library_calls`.)
+
+    >>> check_every_byte({b"a": 0, b"b": 1})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tokviz.core.tokenizer.TokenizerError: 254 of the 256 single-byte tokens are missing (b'\\x00', ...
+    """
+    missing = [bytes([b]) for b in range(256) if bytes([b]) not in ranks]
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise TokenizerError(
+            f"{len(missing)} of the 256 single-byte tokens are missing ({shown}): a byte-level BPE needs "
+            f"every byte as a token, or text with those bytes cannot be encoded"
+        )
 
 
 def looks_like_rank_file(path: str | os.PathLike[str]) -> bool:
@@ -120,11 +172,17 @@ class TiktokenTokenizer(Tokenizer):
         self._ranks = ranks
         self.special_tokens = dict(special_tokens or {})
         try:
+            check_ranks(ranks, self.special_tokens)
+        except TokenizerError as e:
+            raise TokenizerError(f"cannot build tokenizer {name!r}: {e}") from None
+        try:
             self.encoding = tiktoken.Encoding(
                 name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=self.special_tokens
             )
-        except Exception as e:  # tiktoken raises ValueError / pyo3 errors for a bad pattern or ranks
-            raise TokenizerError(f"cannot build tokenizer {name!r}: {e}") from e
+        except BaseException as e:  # ValueError for a bad pattern; a Rust panic for what the checks missed
+            if not (isinstance(e, Exception) or is_panic(e)):
+                raise
+            raise TokenizerError(f"cannot build tokenizer {name!r}: {str(e).strip().splitlines()[0]}") from None
         self._special_ids = {i: s for s, i in self.special_tokens.items()}
         self._pieces: dict[int, str] = {}
 
@@ -152,11 +210,18 @@ class TiktokenTokenizer(Tokenizer):
         extra_ranks: dict[bytes, int] | None = None,
     ) -> TiktokenTokenizer:
         ranks = read_rank_file(path)
+        try:
+            check_every_byte(ranks)
+        except TokenizerError as e:
+            raise TokenizerError(f"{path}: {e}") from None
         if extra_ranks:
             ranks = {**ranks, **extra_ranks}
-        return cls.from_ranks(
-            name or Path(path).stem, ranks, pattern=pattern, special_tokens=special_tokens, family=family
-        )
+        try:
+            return cls.from_ranks(
+                name or Path(path).stem, ranks, pattern=pattern, special_tokens=special_tokens, family=family
+            )
+        except TokenizerError as e:
+            raise TokenizerError(f"{path}: {e}") from None
 
     @property
     def vocab_size(self) -> int:
@@ -179,9 +244,10 @@ class TiktokenTokenizer(Tokenizer):
     ) -> list[Token]:
         text = sanitize(text)
         # tiktoken's own policy checks and error messages; ValueError passes through to the caller
-        ids = self.encoding.encode(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
-        )
+        with library_calls(self.name):
+            ids = self.encoding.encode(
+                text, allowed_special=allowed_special, disallowed_special=disallowed_special
+            )
         return self._lay_out(text, ids)
 
     def encode_trusted(self, text: str, special_spans: Iterable[tuple[int, int]]) -> list[Token]:
@@ -191,7 +257,8 @@ class TiktokenTokenizer(Tokenizer):
         ids: list[int] = []
         for start, end, special_id in self.split_special_at(text, special_spans):
             if special_id is None:
-                ids.extend(self.encoding.encode_ordinary(text[start:end]))
+                with library_calls(self.name):
+                    ids.extend(self.encoding.encode_ordinary(text[start:end]))
             else:
                 ids.append(special_id)
         return self._lay_out(text, ids)
@@ -206,7 +273,8 @@ class TiktokenTokenizer(Tokenizer):
         """Columns straight from tiktoken's ids: no Token objects, every pass in numpy (a 1 MB text
         in ~0.2 s, most of it tiktoken's own encode)."""
         text = sanitize(text)
-        ids = self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        with library_calls(self.name):
+            ids = self.encoding.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         omap = OffsetMap(text)
         id_array = np.asarray(ids, dtype=np.int64)
         distinct, key_index = np.unique(id_array, return_inverse=True)
