@@ -337,3 +337,55 @@ def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir:
     qtbot.waitUntil(lambda: not panel.running, timeout=5000)
     assert run.outcome == "aborted"
     assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
+
+
+def test_a_binary_only_folder_lists_its_skipped_files(qtbot, data_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "binary"
+    folder.mkdir()
+    for name in ("a.bin", "b.bin"):
+        (folder / name).write_bytes(bytes(range(256)) * 8)
+    panel = make_panel(qtbot, [folder], vocab_size=500)
+    with qtbot.waitSignal(panel.run_failed, timeout=RUN_MS) as blocker:
+        blocker.connect(panel.run_finished)
+        assert panel.start()
+    assert "all 2 files skipped" in blocker.args[0]
+    rows = dict(panel.skipped_rows())
+    assert sorted(rows) == [str(folder / "a.bin"), str(folder / "b.bin")]
+    assert all(reason.startswith("binary") for reason in rows.values())
+    assert panel.tabs.tabText(1) == "Skipped files (2)"
+    assert "2 skipped" in panel.files_label.text()
+
+
+def test_the_progress_bar_runs_once_through_counting_and_merging(qtbot, data_dir: Path, big_corpus: Path) -> None:
+    from tokviz.gui.trainer.panel import BAR_STEPS, COUNTING_SHARE
+
+    panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 3000)
+    seen: list[tuple[str, int]] = []
+
+    def record(p) -> None:
+        if panel.progress_bar.maximum() == BAR_STEPS:
+            seen.append((p.phase, panel.progress_bar.value()))
+
+    panel.progressed.connect(record)
+    run_to_end(qtbot, panel)
+    values = [v for _, v in seen]
+    assert values == sorted(values), "the bar went back"
+    phases = {phase for phase, _ in seen}
+    assert {"counting", "merging"} <= phases
+    assert all(v <= COUNTING_SHARE * BAR_STEPS for phase, v in seen if phase == "counting")
+    assert all(v >= COUNTING_SHARE * BAR_STEPS for phase, v in seen if phase == "merging")
+
+
+def test_after_a_cancel_the_recut_curve_does_not_say_counting(qtbot, data_dir: Path, small_corpus: Path,
+                                                               big_corpus: Path) -> None:
+    from tokviz.gui.trainer.recut import NO_CURVE
+
+    panel = make_panel(qtbot, [small_corpus], vocab_size=300, compare_text="hello world")
+    run_to_end(qtbot, panel)
+    qtbot.waitUntil(lambda: panel.recut.result is not None, timeout=5000)  # its curve is being counted
+    panel.set_paths([str(big_corpus)])
+    with qtbot.waitSignal(panel.run_cancelled, timeout=RUN_MS):
+        assert panel.start()
+        panel.cancel()
+    assert panel.recut.result is None and panel.recut.curve.placeholder == NO_CURVE
+    assert "counting" not in panel.recut.count_label.text()

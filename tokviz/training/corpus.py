@@ -229,6 +229,7 @@ def check_corpus(report: CorpusReport, counts: dict[str, int], paths: Sequence[s
     if report.files_read == 0:
         reasons = Counter(s.reason.split(" (")[0].split(":")[0] for s in report.files_skipped)
         summary = ", ".join(f"{n} {r}" for r, n in reasons.most_common())
-        raise TrainingError(f"no readable text in {where}: all {len(report.files_skipped)} files skipped ({summary})")
+        raise TrainingError(f"no readable text in {where}: all {len(report.files_skipped)} files skipped ({summary})",
+                            skipped=report.files_skipped)
     if not counts:
         raise TrainingError(f"no text to train on in {where}: the {report.files_read} files read are empty")

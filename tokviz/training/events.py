@@ -20,12 +20,18 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tokviz.core.cancel import Cancelled
+from tokviz.core.walk import Skipped
 
 Phase = Literal["scanning", "counting", "merging"]
 
 
 class TrainingError(ValueError):
-    """The input cannot be trained on; the message says which input and why."""
+    """The input cannot be trained on; the message says which input and why. `skipped` lists
+    the files left out when that is why (every file binary or not UTF-8), for a report."""
+
+    def __init__(self, message: str, *, skipped: Sequence[Skipped] = ()) -> None:
+        super().__init__(message)
+        self.skipped: tuple[Skipped, ...] = tuple(skipped)
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def serve_training(conn: Connection, job: TrainingJob) -> None:
         except Cancelled:
             reply: tuple[Any, ...] = ("cancelled",)
         except TrainingError as e:
-            reply = ("failed", str(e))
+            reply = ("failed", str(e), e.skipped)
         except MemoryError:
             reply = ("failed", "out of memory: train on fewer files or ask for a smaller vocabulary")
         except Exception as e:  # a bug or an OS error ends the run with a message, not a hang

@@ -53,6 +53,8 @@ from tokviz.training import vocabfile
 from tokviz.training.events import TrainingError
 from tokviz.training.trainer import TrainingResult
 
+BAR_STEPS = 1000
+COUNTING_SHARE = 0.4  # of the bar: counting and merging take comparable time on a typical corpus
 _PHASES = {"scanning": "Scanning", "counting": "Counting", "merging": "Merging"}
 
 
@@ -83,6 +85,7 @@ class TrainerPanel(QWidget):
         self.run: Worker | None = None  # the training run under way
         self.last_progress: TrainerProgress | None = None
         self._corpus_bytes = 0
+        self._scan_skipped = 0  # files the scan left out (binary), which counting does not count
         self._build()
         self.recut.set_text(compare_text)
         app = QCoreApplication.instance()
@@ -220,6 +223,7 @@ class TrainerPanel(QWidget):
         self._corpus_bytes = 0
         self.merges_model.clear()
         self.corpus_curve.clear()
+        self._scan_skipped = 0
         self.corpus_curve.x_min = 256  # the axis grows with the merges; the bar shows how far to go
         self.skipped_table.setRowCount(0)
         self.tabs.setTabText(1, "Skipped files")
@@ -233,6 +237,7 @@ class TrainerPanel(QWidget):
         self.run.aborted.connect(self._on_cancelled)
         self.run.finished.connect(self._on_ended)
         self.progress_bar.setRange(0, 0)
+        self.progress_bar.setValue(0)
         self.phase_label.setText(f"Starting {job.options.name}…")
         self.files_label.setText("")
         self.run.start()
@@ -261,17 +266,15 @@ class TrainerPanel(QWidget):
         self.last_progress = p
         if p.phase == "counting":
             self._corpus_bytes = p.bytes_read
-        bar = self.progress_bar
-        if p.total:
-            scale = max(1, p.total // 1_000_000)  # a QProgressBar holds an int
-            bar.setRange(0, p.total // scale)
-            bar.setValue(min(p.done, p.total) // scale)
-        else:
-            bar.setRange(0, 0)
+        if p.phase == "scanning":
+            self._scan_skipped = p.files_skipped
+        self._show_bar(p)
         self.phase_label.setText(self._phase_text(p))
         if p.phase != "merging":  # merging events carry no file counters: keep the corpus's
+            # counting counts the files it skips itself; the binary ones were left out by the scan
+            skipped = p.files_skipped + (self._scan_skipped if p.phase == "counting" else 0)
             self.files_label.setText(
-                f"{p.files_read:,} files read · {p.files_skipped:,} skipped · {human_bytes(p.bytes_read)}"
+                f"{p.files_read:,} files read · {skipped:,} skipped · {human_bytes(p.bytes_read)}"
             )
         if p.new_merges:
             view = self.merges_view
@@ -283,6 +286,19 @@ class TrainerPanel(QWidget):
             self.corpus_curve.add_points([(256 + k, t) for k, t in p.curve_points])
             self._note_curve(256 + p.curve_points[-1][0], p.curve_points[-1][1])
         self.progressed.emit(p)
+
+    def _show_bar(self, p: TrainerProgress) -> None:
+        """One bar for the whole run: counting fills its first COUNTING_SHARE, merging the rest
+        (it used to run to the end for counting and start again from zero for merging). Scanning,
+        or a phase of unknown size, is a busy bar."""
+        bar = self.progress_bar
+        if not p.total or p.phase == "scanning":
+            bar.setRange(0, 0)
+            return
+        share = min(p.done, p.total) / p.total
+        start, width = (0.0, COUNTING_SHARE) if p.phase == "counting" else (COUNTING_SHARE, 1 - COUNTING_SHARE)
+        bar.setRange(0, BAR_STEPS)
+        bar.setValue(max(bar.value(), round((start + share * width) * BAR_STEPS)))
 
     @staticmethod
     def _phase_text(p: TrainerProgress) -> str:
@@ -344,6 +360,9 @@ class TrainerPanel(QWidget):
 
     def _on_failed(self, error: Exception) -> None:
         message = failure_message(error)
+        if isinstance(error, TrainingError) and error.skipped:  # say which files and why
+            self._fill_skipped_rows([(s.path, s.reason) for s in error.skipped])
+            self.files_label.setText(f"0 files read · {len(error.skipped):,} skipped")
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.phase_label.setText("Training failed.")
@@ -364,6 +383,9 @@ class TrainerPanel(QWidget):
     def _fill_skipped(self, result: TrainingResult) -> None:
         rows = [(s.path, s.reason) for s in result.corpus.files_skipped]
         rows += [(p, "not UTF-8: decoded with U+FFFD") for p in result.corpus.files_replaced]
+        self._fill_skipped_rows(rows)
+
+    def _fill_skipped_rows(self, rows: list[tuple[str, str]]) -> None:
         self.skipped_table.setRowCount(len(rows))
         for i, (path, reason) in enumerate(rows):
             self.skipped_table.setItem(i, 0, QTableWidgetItem(path))

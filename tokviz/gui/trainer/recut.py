@@ -25,6 +25,9 @@ DEBOUNCE_MS = 40
 FALLBACK_SAMPLE = "mixed.txt"
 
 
+NO_CURVE = "the curve appears when training is done"
+
+
 def fallback_text() -> str:
     try:
         from tokviz.core.resources import sample_text
@@ -56,7 +59,7 @@ class RecutBox(QWidget):
         self.count_label = QLabel("Train a vocabulary to re-cut the text with fewer merges.", wordWrap=True)
         self.count_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.curve = CurveChart("This text: tokens vs vocabulary size", color="#f28e2b")
-        self.curve.placeholder = "the curve appears when training is done"
+        self.curve.placeholder = NO_CURVE
         left = QVBoxLayout()
         left.addWidget(self.header)
         left.addWidget(self.slider)
@@ -93,8 +96,9 @@ class RecutBox(QWidget):
         self.slider.setPageStep(max(n // 20, 1))
         self.slider.blockSignals(False)
         self.slider.setEnabled(result is not None and n > 0)
-        if result is None:
+        if result is None:  # a new run, or a cancelled one: no "counting…" left from the last
             self.curve.clear()
+            self.curve.placeholder = NO_CURVE
             self.count_label.setText("Train a vocabulary to re-cut the text with fewer merges.")
         self._refresh()
 

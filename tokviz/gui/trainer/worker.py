@@ -103,7 +103,7 @@ def train_in_child(job: Job, *, training: TrainingJob) -> Generator[TrainerProgr
                 yield from batcher.flush()
                 return message[1]
             elif message[0] == "failed":
-                raise TrainingError(message[1])
+                raise TrainingError(message[1], skipped=message[2] if len(message) > 2 else ())
             else:
                 raise Cancelled("training cancelled")
 
