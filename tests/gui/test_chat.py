@@ -240,6 +240,27 @@ def test_hovering_a_message_highlights_its_tokens_in_every_pane(make_panel):
     assert all(not p.view.highlighted for p in panel.panes)
 
 
+def test_hovering_a_token_marks_its_message_and_highlights_it_everywhere(make_panel, qtbot):
+    panel = make_panel((QWEN2, PHI3))
+    qwen, phi = pane_of(panel, QWEN2), pane_of(panel, PHI3)
+    qtbot.waitUntil(lambda: qwen.view.layout_done, timeout=TIMEOUT_MS)
+    index = qwen.analysis.tokens_of(3)[2]
+    rect = qwen.view.cell_rect(index)
+    with qtbot.waitSignal(qwen.message_hovered, check_params_cb=lambda i: i == 3, timeout=TIMEOUT_MS):
+        qtbot.mouseMove(qwen.view.viewport(), rect.center().toPoint())
+    assert [row.marked for row in panel.editor.rows] == [False, False, False, True]
+    for pane in (qwen, phi):
+        indices = pane.analysis.tokens_of(3)
+        assert pane.view.highlighted == range(indices[0], indices[-1] + 1)
+    # a token the template wrote belongs to no message
+    template_index = next(i for i, t in enumerate(qwen.analysis.tokens) if t.origin == TEMPLATE)
+    rect = qwen.view.cell_rect(template_index)
+    with qtbot.waitSignal(qwen.message_hovered, check_params_cb=lambda i: i == -1, timeout=TIMEOUT_MS):
+        qtbot.mouseMove(qwen.view.viewport(), rect.center().toPoint())
+    assert not any(row.marked for row in panel.editor.rows)
+    assert not phi.view.highlighted
+
+
 def test_messages_are_added_removed_and_reordered(make_panel, qtbot):
     panel = make_panel(messages=[{"role": "user", "content": "one"}])
     pane = panel.panes[0]

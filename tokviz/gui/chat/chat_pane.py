@@ -50,6 +50,7 @@ class ChatPane(QFrame):
 
     updated = Signal(object)  # self: loaded, a new analysis, or an error
     choice_changed = Signal(object)  # self: another template picked (the editor shows it)
+    message_hovered = Signal(int)  # the message whose token the pointer is on; -1 for none / the template's
 
     def __init__(self, spec: str, *, options: ViewOptions, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +110,7 @@ class ChatPane(QFrame):
         box.addWidget(self.view, 1)
         box.addWidget(self.counts)
         box.addWidget(self.findings_box)
+        self.view.hovered.connect(self._on_token_hover)
 
     # -- templates ---------------------------------------------------------------------------
     def _on_loaded(self, loaded: LoadedChat) -> None:
@@ -280,6 +282,10 @@ class ChatPane(QFrame):
             return
         first, last = self.analysis.tokens[tokens[0]].token, self.analysis.tokens[tokens[-1]].token  # type: ignore[union-attr]
         self.view.highlight_chars(first.start, last.end)
+
+    def _on_token_hover(self, index: int) -> None:
+        tokens = self.analysis.tokens if self.analysis is not None else ()
+        self.message_hovered.emit(tokens[index].origin if 0 <= index < len(tokens) else -1)
 
     def shutdown(self) -> None:
         for worker in (self._loader, self._render):

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -49,6 +50,7 @@ class MessageRow(QFrame):
         #: what the message carries besides role and content (tool_calls, name, tool_call_id, ...):
         #: kept as it came, shown as a note, passed to the template
         self.extra: dict[str, Any] = dict(extra or {})
+        self.marked = False
         self._null_content = content is None
         if isinstance(content, list):  # content parts ([{"type": "text", ...}]): kept as they came
             self.extra["content"] = content
@@ -98,10 +100,15 @@ class MessageRow(QFrame):
     def _remove(self) -> None:
         self.remove_requested.emit(self)
 
-    def set_index(self, index: int) -> None:
-        color = message_color(index).name()
-        self.number.setText(f"<b style='color:{color}'>#{index}</b>")
-        self.setStyleSheet(f"#chatMessage {{ border-left: 4px solid {color}; }}")
+    def set_index(self, index: int, *, marked: bool = False) -> None:
+        """Number the row and colour it as its tokens are underlined; `marked`: its tokens are hovered."""
+        color = message_color(index)
+        self.marked = marked
+        self.number.setText(f"<b style='color:{color.name()}'>#{index}</b>")
+        fill = QColor(color)
+        fill.setAlpha(40)
+        background = f" background: {fill.name(QColor.NameFormat.HexArgb)};" if marked else ""
+        self.setStyleSheet(f"#chatMessage {{ border-left: 4px solid {color.name()};{background} }}")
 
     def message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": self.role.currentText().strip() or "user"}
@@ -195,6 +202,12 @@ class MessageEditor(QWidget):
         self._rows_box.insertWidget(j, row)
         self._renumber()
         self.changed.emit()
+
+    def mark(self, index: int) -> None:
+        """Mark row `index` as the message whose tokens are hovered in a pane (-1: none)."""
+        for i, row in enumerate(self.rows):
+            if row.marked != (i == index):
+                row.set_index(i, marked=i == index)
 
     def _renumber(self) -> None:
         for i, row in enumerate(self.rows):

@@ -30,13 +30,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.analysis.chat_template import DEFAULT_LIMITS, Limits
+from tokviz.analysis.chat_template import Limits
 from tokviz.gui.chat.chat_pane import ChatPane
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION, MessageEditor
 from tokviz.gui.chat.work import Conversation
 from tokviz.gui.compare.cells import ViewOptions
 
 DEBOUNCE_MS = 300
+#: a render cannot be interrupted between the template's budget checks, so closing the window while
+#: a runaway template renders waits for it: the GUI stops templates sooner than the CLI does (a
+#: quadratic string-building loop measured 12.3 s to its stop under the 10 s default, on this machine)
+GUI_LIMITS = Limits(seconds=3.0)
 ERROR_LINE_COLOR = QColor(220, 38, 38, 60)
 
 
@@ -72,7 +76,7 @@ class ChatPanel(QWidget):
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.options = options or ViewOptions()
-        self.limits: Limits = DEFAULT_LIMITS
+        self.limits: Limits = GUI_LIMITS
         self.tools: list[Mapping[str, Any]] | None = None
         self.panes: list[ChatPane] = []
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -186,6 +190,7 @@ class ChatPanel(QWidget):
         pane = ChatPane(spec, options=self.options)
         pane.updated.connect(self._on_pane_updated)
         pane.choice_changed.connect(self._on_choice_changed)
+        pane.message_hovered.connect(self._on_pane_message_hover)
         return pane
 
     def edited_pane(self) -> ChatPane | None:
@@ -238,6 +243,11 @@ class ChatPanel(QWidget):
         """Highlight message `index`'s tokens in every pane (-1: none)."""
         for pane in self.panes:
             pane.highlight_message(index)
+
+    def _on_pane_message_hover(self, index: int) -> None:
+        """A token of message `index` hovered in a pane: that message's row and tokens everywhere."""
+        self.editor.mark(index)
+        self.highlight_message(index)
 
     # -- the template editor ---------------------------------------------------------------------
     def _show_template_of_current(self, *_args: object) -> None:
