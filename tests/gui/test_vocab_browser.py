@@ -146,3 +146,74 @@ def test_wired_to_the_compare_window(qtbot, make_window):
     assert browser.occurrence_spans() == [(12, 18)]
     browser.occurrence_list.itemClicked.emit(browser.occurrence_list.item(0))
     assert list(pane.view.highlighted) == [3]  # hello · world · , · hello
+
+
+def test_text_mode_finds_hex_and_keeps_a_leading_space(qtbot, vocab):
+    tok = vocab("cl100k_base")
+    browser = make_browser(qtbot, "cl100k_base")
+    browser.search.setText("e6 a0")  # the placeholder's own example, in Text mode
+    browser.apply_filter()
+    ids = shown_ids(browser)
+    assert ids and all(b"\xe6\xa0" in tok.token_bytes(i) for i in ids)
+    assert "text or bytes e6 a0" in browser.count_label.text()
+    browser.search.setText(" hello")
+    browser.apply_filter()
+    with_space = shown_ids(browser)
+    assert 24748 in with_space and 15339 not in with_space  # " hello" yes, "hello" no
+    assert all(" hello" in tok.token_bytes(i).decode("utf-8", "replace").casefold() for i in with_space)
+
+
+def test_showing_a_hidden_parent_can_go_back_to_the_search(qtbot):
+    browser = make_browser(qtbot, "cl100k_base")
+    browser.search.setText(" hello")
+    browser.apply_filter()
+    assert browser.select_token(24748)
+    left, right = browser.table.parents(24748)
+    hidden = next(p for p in (left, right) if browser.model.view_row_of(p) is None)
+    browser.select_token(hidden)  # what the parent button does
+    assert browser.search.text() == "" and browser.selected_id() == hidden
+    assert not browser.back_button.isHidden()
+    browser.back_button.click()
+    assert browser.search.text() == " hello" and browser.selected_id() == 24748
+    assert 24748 in shown_ids(browser) and browser.back_button.isHidden()
+
+
+def test_odd_token_filters_with_counts(qtbot, tmp_path):
+    import base64
+
+    from tokviz.core import catalog
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"x y": 256}
+    path = tmp_path / "odd.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(d).decode()} {i}\n" for d, i in ranks.items()))
+    browser = make_browser(qtbot, str(path), tokenizer=catalog.load(str(path)))
+    qtbot.waitUntil(lambda: browser.oddities is not None, timeout=TIMEOUT_MS)
+    texts = [browser.odd_combo.itemText(k) for k in range(browser.odd_combo.count())]
+    assert texts == ["all tokens", "unreachable (1)", "fragment alone (128)", "duplicate bytes (0)",
+                     "control-looking (30)"]
+    browser.odd_combo.setCurrentIndex(1)
+    browser.apply_filter()
+    assert shown_ids(browser) == [256]
+    browser.odd_combo.setCurrentIndex(2)
+    browser.apply_filter()
+    assert shown_ids(browser) == list(range(128, 256))
+
+
+def test_the_dialog_steps_aside_from_the_occurrence(qtbot, make_window):
+    window = make_window(["cl100k_base"], text="hello world, hello again " * 200)
+    window.resize(900, 700)
+    window.move(0, 0)
+    dialog = window.tools.open_vocabulary(window.panes[0])
+    qtbot.addWidget(dialog)
+    browser = dialog.browser
+    qtbot.waitUntil(lambda: not browser.busy, timeout=TIMEOUT_MS)
+    dialog.move(window.frameGeometry().topLeft())  # right over the window
+    assert browser.select_token(24748)
+    browser.occurrence_list.itemClicked.emit(browser.occurrence_list.item(50))
+    start = browser.occurrence_spans()[50][0]
+    view = window.panes[0].view
+    assert not dialog.frameGeometry().intersects(window.frameGeometry()) or (
+        dialog.frameGeometry().top() > window.frameGeometry().top() + window.height() // 2
+    )
+    index = view.token_for_char(start)
+    assert index in view.highlighted and view.cell_rect(index).intersects(view.viewport().rect())

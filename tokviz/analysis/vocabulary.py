@@ -148,6 +148,21 @@ class VocabFilter:
     script: Script | None = None
     id_min: int | None = None
     id_max: int | None = None
+    #: keep only these ids (an odd-token category, `tokviz.analysis.oddities`)
+    only_ids: tuple[int, ...] | None = None
+
+
+def looks_like_hex(query: str) -> bool:
+    """Whether a search reads as bytes in hex (`e6 a0`, `0xE6A0`, `\\xe6`): pairs of hex digits,
+    at least one pair, with the usual separators.
+
+    >>> looks_like_hex("e6 a0"), looks_like_hex("0xE6,0xA0"), looks_like_hex("cafe"), looks_like_hex("the")
+    (True, True, True, False)
+    """
+    try:
+        return bool(parse_hex(query))
+    except ValueError:
+        return False
 
 
 def parse_hex(query: str) -> bytes:
@@ -295,6 +310,8 @@ class VocabularyTable:
             mask &= self.ids >= spec.id_min
         if spec.id_max is not None:
             mask &= self.ids <= spec.id_max
+        if spec.only_ids is not None:
+            mask &= np.isin(self.ids, np.asarray(spec.only_ids, dtype=np.int64))
         if spec.fragments_only:
             mask &= ~self.whole_utf8
         if spec.special_only:  # special / control pieces, and the unknown piece

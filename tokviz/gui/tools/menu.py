@@ -106,7 +106,14 @@ class ToolWindows(QObject):
         tokens = pane.result.tokens if pane.result is not None else None
         dialog = open_vocab_browser(self._window, pane.spec, self._host.text(), tokens)
         dialog.browser.jump_to.connect(self._host.highlight_chars)
+        dialog.browser.jump_to.connect(self.reveal_chars)
         return dialog
+
+    def reveal_chars(self, start: int, _end: int) -> None:
+        """Scroll every pane to the token at character `start` (a highlighted occurrence)."""
+        for pane in self._host.panes:
+            if pane.result is not None and (index := pane.view.token_for_char(start)) is not None:
+                pane.view.ensure_visible(index)
 
     def open_replay(self, pane: Any) -> ReplayDialog:
         dialog = open_replay_dialog(self._window, pane.spec, self._host.text(), policy=pane.policy,

@@ -12,6 +12,7 @@ This module does not tokenize in the GUI thread and does not edit vocabularies.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,12 +48,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tokviz.analysis.oddities import CATEGORIES, LABELS, Oddities, find_oddities
 from tokviz.analysis.vocabulary import (
     COLUMNS,
     KINDS,
     SCRIPTS,
     VocabFilter,
     VocabularyTable,
+    looks_like_hex,
     occurrences,
 )
 from tokviz.core import catalog
@@ -246,6 +249,11 @@ class VocabBrowser(QWidget):
         self._ids: list[int] = []
         self._starts = self._ends = np.zeros(0, dtype=np.int64)
         self._shown_id: int | None = None
+        self.oddities: Oddities | None = None
+        self._odd_call: Worker | None = None
+        #: filter states to go back to, pushed when showing a token clears the filters
+        self._back: list[tuple[dict, int | None]] = []
+        self._also_hex = ""  # a Text search that also reads as hex: the bytes it also finds
         self.model = VocabTableModel(self)
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.apply_filter)
@@ -287,17 +295,32 @@ class VocabBrowser(QWidget):
             box.setValue(-1)
             box.setSpecialValueText(f"id {name}")  # -1: no bound
             box.setMinimumWidth(90)
+        self.odd_combo = QComboBox()
+        self.odd_combo.setToolTip(
+            "odd tokens: unreachable (its text alone does not encode to it), a fragment alone (not "
+            "whole UTF-8), duplicate bytes (another id has the same bytes), control-looking (spelled "
+            "like a control token, or holding a control character, yet not special)"
+        )
+        self.odd_combo.addItem("all tokens", None)
+        for category in CATEGORIES:
+            self.odd_combo.addItem(f"{LABELS[category]} (counting…)", category)
+            self.odd_combo.model().item(self.odd_combo.count() - 1).setEnabled(False)  # type: ignore[attr-defined]
+        self.back_button = QPushButton("← Back")
+        self.back_button.setToolTip("back to the search and filters before showing that token")
+        self.back_button.clicked.connect(self.go_back)
+        self.back_button.hide()
         self.count_label = QLabel("", objectName="paneSubheader")
         for signal in (
             self.search.textChanged, self.search_mode.currentIndexChanged, self.fragments_only.toggled,
             self.special_only.toggled, self.script_combo.currentIndexChanged, self.id_min.valueChanged,
-            self.id_max.valueChanged,
+            self.id_max.valueChanged, self.odd_combo.currentIndexChanged,
         ):
             signal.connect(self._schedule_filter)
         bar = QHBoxLayout()
         for widget, stretch in (
-            (self.search_mode, 0), (self.search, 3), (self.fragments_only, 0), (self.special_only, 0),
-            (self.script_combo, 0), (self.id_min, 0), (self.id_max, 0), (self.count_label, 0),
+            (self.back_button, 0), (self.search_mode, 0), (self.search, 3), (self.fragments_only, 0),
+            (self.special_only, 0), (self.script_combo, 0), (self.odd_combo, 0), (self.id_min, 0),
+            (self.id_max, 0), (self.count_label, 0),
         ):
             bar.addWidget(widget, stretch)
         return bar
@@ -387,6 +410,33 @@ class VocabBrowser(QWidget):
         self.stack.setCurrentIndex(2)
         self._update_count()
         self.loaded.emit()
+        tokenizer = self.tokenizer
+        self._odd_call = Worker(
+            lambda job: find_oddities(tokenizer, progress=lambda done, total: job.report((done, total)),
+                                      cancelled=lambda: job.aborted),
+            owner=self, name="tokviz-oddities",
+        )
+        self._odd_call.yielded.connect(self._on_odd_progress)
+        self._odd_call.returned.connect(self._on_oddities)
+        self._odd_call.errored.connect(self._on_odd_error)
+        self._odd_call.start()
+
+    def _on_odd_progress(self, value: tuple[int, int]) -> None:
+        done, total = value
+        share = f"{done / total:.0%}" if total else ""
+        for k, category in enumerate(CATEGORIES, start=1):
+            self.odd_combo.setItemText(k, f"{LABELS[category]} (counting… {share})")
+
+    def _on_oddities(self, odd: Oddities) -> None:
+        self.oddities = odd
+        counts = odd.counts()
+        for k, category in enumerate(CATEGORIES, start=1):
+            self.odd_combo.setItemText(k, f"{LABELS[category]} ({counts[category]:,})")
+            self.odd_combo.model().item(k).setEnabled(True)  # type: ignore[attr-defined]
+
+    def _on_odd_error(self, error: Exception) -> None:
+        for k, category in enumerate(CATEGORIES, start=1):
+            self.odd_combo.setItemText(k, f"{LABELS[category]} (not counted: {message_of(error)})")
 
     def _on_error(self, error: Exception) -> None:
         self._on_failed(message_of(error))
@@ -407,6 +457,8 @@ class VocabBrowser(QWidget):
     def shutdown(self) -> None:
         self._debounce.stop()
         self._call.stop()
+        if self._odd_call is not None:
+            self._odd_call.stop()
 
     def closeEvent(self, event) -> None:  # noqa: N802
         self.shutdown()
@@ -417,11 +469,18 @@ class VocabBrowser(QWidget):
         self._debounce.start()
 
     def current_filter(self) -> VocabFilter:
-        query = self.search.text().strip()
+        """The filter bar as a `VocabFilter`. A text search keeps its spaces (` the` is not `the`);
+        a hex search ignores them."""
+        query = self.search.text()
         hex_mode = self.search_mode.currentText() == "Hex"
+        category = self.odd_combo.currentData()
+        only = None
+        if category is not None and self.oddities is not None:
+            only = tuple(self.oddities.ids[category].tolist())
         return VocabFilter(
             text="" if hex_mode else query,
-            hex=query if hex_mode else "",
+            hex=query.strip() if hex_mode else "",
+            only_ids=only,
             fragments_only=self.fragments_only.isChecked(),
             special_only=self.special_only.isChecked(),
             script=self.script_combo.currentData(),
@@ -434,8 +493,14 @@ class VocabBrowser(QWidget):
         self._debounce.stop()
         if self.table is None:
             return
+        spec = self.current_filter()
+        self._also_hex = ""
         try:
-            rows = self.table.filter(self.current_filter())
+            rows = self.table.filter(spec)
+            if spec.text and looks_like_hex(spec.text.strip()):
+                # the placeholder invites hex: in Text mode a query that reads as bytes finds them too
+                self._also_hex = spec.text.strip()
+                rows = np.union1d(rows, self.table.filter(dataclasses.replace(spec, text="", hex=self._also_hex)))
         except ValueError as e:  # a half-typed hex query: keep the rows, say what is wrong
             self.filter_message.setText(str(e))
             self.filter_message.show()
@@ -449,25 +514,52 @@ class VocabBrowser(QWidget):
         else:
             self._show_details(None)
 
-    def clear_filters(self) -> None:
-        for widget in (self.search, self.search_mode, self.fragments_only, self.special_only,
-                       self.script_combo, self.id_min, self.id_max):
+    def _filter_widgets(self) -> tuple[QWidget, ...]:
+        return (self.search, self.search_mode, self.fragments_only, self.special_only,
+                self.script_combo, self.odd_combo, self.id_min, self.id_max)
+
+    def filter_state(self) -> dict:
+        """The filter bar's values (what `go_back` restores)."""
+        return {
+            "search": self.search.text(), "mode": self.search_mode.currentIndex(),
+            "fragments": self.fragments_only.isChecked(), "special": self.special_only.isChecked(),
+            "script": self.script_combo.currentIndex(), "odd": self.odd_combo.currentIndex(),
+            "id_min": self.id_min.value(), "id_max": self.id_max.value(),
+        }
+
+    def set_filter_state(self, state: dict) -> None:
+        for widget in self._filter_widgets():
             widget.blockSignals(True)
-        self.search.clear()
-        self.search_mode.setCurrentIndex(0)
-        self.fragments_only.setChecked(False)
-        self.special_only.setChecked(False)
-        self.script_combo.setCurrentIndex(0)
-        self.id_min.setValue(-1)
-        self.id_max.setValue(-1)
-        for widget in (self.search, self.search_mode, self.fragments_only, self.special_only,
-                       self.script_combo, self.id_min, self.id_max):
+        self.search.setText(state["search"])
+        self.search_mode.setCurrentIndex(state["mode"])
+        self.fragments_only.setChecked(state["fragments"])
+        self.special_only.setChecked(state["special"])
+        self.script_combo.setCurrentIndex(state["script"])
+        self.odd_combo.setCurrentIndex(state["odd"])
+        self.id_min.setValue(state["id_min"])
+        self.id_max.setValue(state["id_max"])
+        for widget in self._filter_widgets():
             widget.blockSignals(False)
         self.apply_filter()
 
+    def clear_filters(self) -> None:
+        self.set_filter_state({"search": "", "mode": 0, "fragments": False, "special": False, "script": 0,
+                               "odd": 0, "id_min": -1, "id_max": -1})
+
+    def go_back(self) -> None:
+        """Restore the search and filters a jump to a hidden token cleared, and its selection."""
+        if not self._back:
+            return
+        state, token_id = self._back.pop()
+        self.set_filter_state(state)
+        if token_id is not None and (view_row := self.model.view_row_of(token_id)) is not None:
+            self._select_view_row(view_row)
+        self.back_button.setVisible(bool(self._back))
+
     def _update_count(self) -> None:
         total = len(self.table) if self.table is not None else 0
-        self.count_label.setText(f"{self.model.rowCount():,} of {total:,}")
+        also = f" · text or bytes {self._also_hex}" if self._also_hex else ""
+        self.count_label.setText(f"{self.model.rowCount():,} of {total:,}{also}")
 
     # -- selection and details --------------------------------------------------------------------
     def selected_id(self) -> int | None:
@@ -478,7 +570,9 @@ class VocabBrowser(QWidget):
         if self.table is None or self.table.row_of(token_id) is None:
             return False
         view_row = self.model.view_row_of(token_id)
-        if view_row is None:
+        if view_row is None:  # hidden by the filters: clear them, and offer the way back
+            self._back.append((self.filter_state(), self._shown_id))
+            self.back_button.show()
             self.clear_filters()
             view_row = self.model.view_row_of(token_id)
         if view_row is None:
@@ -574,6 +668,9 @@ class VocabBrowser(QWidget):
         self.jump_to.emit(start, end)
 
 
+MIN_ASIDE_WIDTH = 420  # px: beside the window only where the dialog still reads
+
+
 class ContentDialog(QDialog):
     """A dialog around one content widget that has `shutdown()`; closing it (Esc included) stops
     the content's background work."""
@@ -598,6 +695,28 @@ class ContentDialog(QDialog):
     def browser(self) -> QWidget:
         return self.content
 
+    def step_aside(self, *_span: object) -> None:
+        """Move off the parent window, whose panes just highlighted something: beside it where the
+        screen has room, else over the lower third of the screen (the highlight scrolls into the
+        upper part of the panes)."""
+        parent = self.parentWidget()
+        screen = self.screen()
+        if parent is None or screen is None:
+            return
+        area, host, me = screen.availableGeometry(), parent.window().frameGeometry(), self.frameGeometry()
+        if not me.intersects(host):
+            return
+        right, left = area.right() - host.right(), host.left() - area.left()
+        if max(right, left) >= MIN_ASIDE_WIDTH:
+            width = min(me.width(), max(right, left))
+            x = host.right() + 1 if right >= left else host.left() - width
+            self.resize(width - (me.width() - self.width()), self.height())
+            self.move(x, max(area.top(), min(me.top(), area.bottom() - me.height())))
+            return
+        height = max(area.height() // 3, 240)
+        self.resize(self.width(), height - (me.height() - self.height()))
+        self.move(me.left(), area.bottom() + 1 - height)
+
 
 def open_vocab_browser(parent: QWidget | None, spec: str, text: str = "",
                        tokens: Sequence[Token] | None = None) -> ContentDialog:
@@ -609,6 +728,7 @@ def open_vocab_browser(parent: QWidget | None, spec: str, text: str = "",
     browser = VocabBrowser(spec, text=text, tokens=tokens)
     dialog = ContentDialog(browser, f"Vocabulary — {spec}", parent)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    browser.jump_to.connect(dialog.step_aside)  # never cover the occurrence just highlighted
     dialog.resize(1180, 720)
     dialog.show()
     return dialog
