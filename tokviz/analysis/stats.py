@@ -31,8 +31,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from tokviz.analysis.attribution import attribute_tokens
+from tokviz.analysis.attribution import add_share_counts, share_counts, share_weights
 from tokviz.analysis.budget import ContextBudget, context_budget
+from tokviz.analysis.large_text import LargeText, count_text, count_tokens
 from tokviz.core.cancel import check
 from tokviz.core.columns import TokenColumns
 from tokviz.core.scripts import SCRIPTS, char_classes
@@ -268,12 +269,22 @@ class _Totals:
 
     def __init__(self) -> None:
         self.tokens = 0
-        self.scripts = np.zeros(len(SCRIPTS))
+        self.shares = np.zeros((len(SCRIPTS), 1), dtype=np.int64)  # see attribution.share_counts
         self.budget: ContextBudget | None = None
+
+    @property
+    def scripts(self) -> np.ndarray:
+        return share_weights(self.shares)
+
+    def add_counts(self, tokens: int, shares: np.ndarray, budget: ContextBudget | None) -> None:
+        self.tokens += tokens
+        self.shares = add_share_counts(self.shares, shares)
+        if budget is not None:
+            self.budget = budget if self.budget is None else self.budget + budget
 
     def add(self, text: str, tokens: Sequence[Token], classes: np.ndarray, limit: int | None) -> None:
         self.tokens += len(tokens)
-        self.scripts += attribute_tokens(text, tokens, classes)
+        self.shares = add_share_counts(self.shares, share_counts(text, tokens, classes))
         if limit is not None:
             budget = context_budget(text, tokens, limit)
             self.budget = budget if self.budget is None else self.budget + budget
@@ -310,9 +321,9 @@ def analyze_paths(
     files = listing.files
     skipped: list[Skipped] = []
 
-    def texts() -> Iterable[tuple[str, str]]:
+    def texts() -> Iterable[tuple[str, str | LargeText]]:
         for path in files:
-            text = read_text_file(path)
+            text = _read_file(path)
             if isinstance(text, Skipped):
                 skipped.append(text)
             else:
@@ -323,7 +334,7 @@ def analyze_paths(
 
 
 def _analyze(
-    texts: Iterable[tuple[str, str]], tokenizers: Sequence[Tokenizer], options: StatsOptions,
+    texts: Iterable[tuple[str, str | LargeText]], tokenizers: Sequence[Tokenizer], options: StatsOptions,
     skipped: list[Skipped], progress: Progress | None, cancel: threading.Event | None, total: int,
 ) -> Analysis:
     if not tokenizers:
@@ -337,6 +348,14 @@ def _analyze(
     files: list[FileStats] = []
     done = 0
     for path, text in texts:
+        if isinstance(text, LargeText):
+            stats, counts = _add_large(text, tokenizers, totals, options, cancel)
+            text_stats = stats if text_stats is None else text_stats + stats
+            files.append(FileStats(path, stats.chars, stats.bytes, counts))
+            done += 1
+            if progress is not None:
+                progress(done + len(skipped), total)
+            continue
         classes = char_classes(text)
         stats = TextStats.of(text, classes)
         text_stats = stats if text_stats is None else text_stats + stats
@@ -368,6 +387,37 @@ def _analyze(
         for tokenizer, t in zip(tokenizers, totals)
     ]
     return Analysis(text_stats, results, baseline, options, files, skipped)
+
+
+#: files larger than this are counted in blocks (`large_text`), not read whole
+LARGE_FILE_BYTES = 16 << 20
+
+
+def _read_file(path: Path) -> str | LargeText | Skipped:
+    try:
+        large = path.stat().st_size > LARGE_FILE_BYTES
+    except OSError:
+        large = False
+    if not large:
+        return read_text_file(path)
+    text = LargeText(path)
+    problem = text.problem()
+    return problem if problem is not None else text
+
+
+def _add_large(
+    text: LargeText, tokenizers: Sequence[Tokenizer], totals: list[_Totals], options: StatsOptions,
+    cancel: threading.Event | None,
+) -> tuple[TextStats, dict[str, int]]:
+    """Count a large file into `totals`, one tokenizer at a time: its TextStats and token counts."""
+    c = count_text(text)
+    counts = {}
+    for tokenizer, total_ in zip(tokenizers, totals):
+        check(cancel, "analysis")
+        counted = count_tokens(text, tokenizer, options.policy, options.limit, c.chars)
+        total_.add_counts(counted.tokens, counted.shares, counted.budget)
+        counts[tokenizer.name] = counted.tokens
+    return TextStats(c.chars, c.bytes, c.words, c.lines, c.script_chars), counts
 
 
 def read_text_file(path: Path) -> str | Skipped:

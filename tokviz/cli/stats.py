@@ -110,7 +110,8 @@ def _run(
         if bar is not None:
             bar.close()
     single = analysis.files[0].path if len(analysis.files) == 1 else None
-    return analysis, (Path(single).read_text("utf-8") if single else None)
+    # the whole text only for --formats: a large file is otherwise never held in memory
+    return analysis, (Path(single).read_text("utf-8") if single and args.formats else None)
 
 
 def _check_unique(tokenizers: Sequence[Tokenizer]) -> None:
