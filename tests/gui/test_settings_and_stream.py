@@ -92,3 +92,34 @@ def test_a_first_start_shows_a_sample_and_a_remembered_empty_text_stays_empty(qt
     assert again.text() == ""
     for window in (first, again):
         window.shutdown()
+
+
+def test_stream_steps_back_and_scrubs(qtbot, vocab) -> None:
+    qwen = vocab("qwen")
+    ids = qwen.encode_ids(" 根根 hello 👋🏽")
+    dialog = StreamDialog.from_tokenizer(qwen, ids)
+    qtbot.addWidget(dialog)
+    whole_naive, whole_buffered = "".join(naive_stream(qwen, ids)), "".join(buffered_stream(qwen, ids))
+    dialog.slider.setValue(len(ids))  # scrub to the end: the whole text, with the final flush
+    assert dialog.position == len(ids) and dialog.buffered_text() == whole_buffered
+    assert dialog.naive_text() == whole_naive
+    dialog.slider.setValue(2)
+    assert dialog.naive_text() == "".join(naive_stream(qwen, ids[:2]))
+    assert dialog.step() and dialog.position == 3 and dialog.slider.value() == 3
+    assert dialog.step_back() and dialog.step_back() and dialog.position == 1
+    assert dialog.naive_text() == "".join(naive_stream(qwen, ids[:1]))
+    assert dialog.step_back() and not dialog.step_back() and dialog.naive_text() == ""
+    assert not dialog.cap_note.isVisibleTo(dialog)
+
+
+def test_a_stream_past_the_cap_says_so(qtbot, vocab, monkeypatch) -> None:
+    from tokviz.gui.compare import stream_dialog
+
+    monkeypatch.setattr(stream_dialog, "MAX_STREAM_TOKENS", 3)
+    qwen = vocab("qwen")
+    ids = qwen.encode_ids("one two three four five six")
+    dialog = StreamDialog.from_tokenizer(qwen, ids)
+    qtbot.addWidget(dialog)
+    assert len(dialog.ids) == 3 and dialog.slider.maximum() == 3
+    assert dialog.cap_note.isVisibleTo(dialog)
+    assert dialog.cap_note.text() == f"Streams the first 3 of the text's {len(ids)} tokens."

@@ -36,6 +36,7 @@ from tokviz.gui.compare.pane_worker import (
     pane_inbox,
     serve_pane,
 )
+from tokviz.gui.compare.stream_dialog import MAX_STREAM_TOKENS
 from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.widgets.labels import ElidedLabel
 from tokviz.gui.widgets.theme import icon
@@ -43,7 +44,6 @@ from tokviz.gui.work.worker import Worker, message_of
 
 POLICIES = ("none", "all", "raise")
 MAX_OCCURRENCES_SHOWN = 8
-MAX_STREAM_TOKENS = 20_000
 
 
 class TokenPane(QFrame):

@@ -3,19 +3,26 @@
 Naive decoding prints `�` wherever a character's bytes are split across tokens (the seeds' Qwen
 example: `[51461]` -> `' �'`); buffered decoding holds the partial bytes back until the character
 is whole. Both come from `tokviz.core.decoding`.
+
+Play / Pause, one token back or forward, and a scrub slider over the whole sequence (the text up
+to any token is rebuilt at once). A text longer than MAX_STREAM_TOKENS streams its first
+MAX_STREAM_TOKENS tokens, and the dialog says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSlider,
     QSpinBox,
     QWidget,
 )
@@ -23,77 +30,131 @@ from PySide6.QtWidgets import (
 from tokviz.core.decoding import buffered_stream, naive_stream
 from tokviz.core.tokenizer import Tokenizer
 
-MAX_STREAM_TOKENS = 20_000
+MAX_STREAM_TOKENS = 100_000  # ~0.5 MB of text: scrubbing rebuilds it in a blink
 
 
 class StreamDialog(QDialog):
     """Two panes filled token by token: `naive[i]` and `buffered[i]` are what token i adds
-    (`buffered` may hold one more piece: the flush of bytes left incomplete at the end)."""
+    (`buffered` may hold one more piece: the flush of bytes left incomplete at the end).
+    `total` is how many tokens the text has when `ids` are only its first ones."""
 
     def __init__(self, name: str, ids: Sequence[int], naive: Sequence[str], buffered: Sequence[str],
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, total: int | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Streaming decode — {name}")
         self.ids = list(ids)
         self.naive = list(naive)
         self.buffered = list(buffered)
+        self.total = max(total or 0, len(self.ids))
         self.position = 0
         self.naive_edit = QPlainTextEdit(readOnly=True)
         self.buffered_edit = QPlainTextEdit(readOnly=True)
         self.play_button = QPushButton("Play")
         self.play_button.clicked.connect(self.toggle)
+        self.back_button = QPushButton("◀ 1", toolTip="One token back")
+        self.back_button.clicked.connect(self.step_back)
+        self.step_button = QPushButton("1 ▶", toolTip="One token forward")
+        self.step_button.clicked.connect(self.step)
+        self.slider = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=len(self.ids))
+        self.slider.setToolTip("Scrub: the text as streamed up to this token")
+        self.slider.setPageStep(max(len(self.ids) // 20, 1))
+        self.slider.valueChanged.connect(self._on_scrub)
         self.speed = QSpinBox(minimum=1, maximum=500, value=25, suffix=" tokens/s")
         self.status = QLabel()
+        self.cap_note = QLabel(wordWrap=True)
+        if self.total > len(self.ids):
+            self.cap_note.setText(f"Streams the first {len(self.ids):,} of the text's {self.total:,} tokens.")
+        self.cap_note.setVisible(self.total > len(self.ids))
+        controls = QHBoxLayout()
+        for widget in (self.play_button, self.back_button, self.step_button):
+            controls.addWidget(widget)
+        controls.addWidget(self.slider, 1)
+        controls.addWidget(self.speed)
         grid = QGridLayout(self)
         grid.addWidget(QLabel("Naive: each token decoded alone (garbled where a character is split)"), 0, 0)
         grid.addWidget(QLabel("Buffered: whole characters only"), 0, 1)
         grid.addWidget(self.naive_edit, 1, 0)
         grid.addWidget(self.buffered_edit, 1, 1)
-        grid.addWidget(self.play_button, 2, 0)
-        grid.addWidget(self.speed, 2, 1)
+        grid.addLayout(controls, 2, 0, 1, 2)
         grid.addWidget(self.status, 3, 0, 1, 2)
+        grid.addWidget(self.cap_note, 4, 0, 1, 2)
         self.timer = QTimer(self)
-        self.timer.timeout.connect(self.step)
+        self.timer.timeout.connect(self._tick)
         self.resize(900, 420)
         self._show_status()
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> StreamDialog:
+        total = len(ids)
         ids = list(ids[:MAX_STREAM_TOKENS])
         naive = list(naive_stream(tokenizer, ids))
         buffered = list(buffered_stream(tokenizer, ids))
-        return cls(tokenizer.name, ids, naive, buffered, parent)
+        return cls(tokenizer.name, ids, naive, buffered, parent, total=total)
 
+    # -- playing -------------------------------------------------------------------------------
     def toggle(self) -> None:
         if self.timer.isActive():
-            self.timer.stop()
-            self.play_button.setText("Play")
+            self._stop()
             return
         if self.position >= len(self.ids):
             self.reset()
         self.timer.start(max(1000 // self.speed.value(), 1))
         self.play_button.setText("Pause")
 
+    def _stop(self) -> None:
+        self.timer.stop()
+        self.play_button.setText("Play")
+
+    def _tick(self) -> None:
+        if not self.step():
+            self._stop()
+
     def reset(self) -> None:
-        self.position = 0
-        self.naive_edit.clear()
-        self.buffered_edit.clear()
-        self._show_status()
+        self.seek(0)
 
     def step(self) -> bool:
-        """Emit one more token to both sides; False (and stop) at the end."""
+        """Emit one more token to both sides; False at the end."""
         if self.position >= len(self.ids):
-            self.timer.stop()
-            self.play_button.setText("Play")
             return False
         i = self.position
         self._append(self.naive_edit, self.naive[i])
         tail = self.buffered[i:] if i == len(self.ids) - 1 else [self.buffered[i]]
         self._append(self.buffered_edit, "".join(tail))  # buffered may carry one final flush
         self.position += 1
+        self._sync_slider()
         self._show_status()
         return True
 
+    def step_back(self) -> bool:
+        """Take the last token back; False at the start."""
+        if self.position == 0:
+            return False
+        self.seek(self.position - 1)
+        return True
+
+    def seek(self, position: int) -> None:
+        """Show the stream as it stood after `position` tokens (the scrub slider's value)."""
+        position = min(max(int(position), 0), len(self.ids))
+        self.position = position
+        end = len(self.buffered) if position == len(self.ids) else position  # with the final flush
+        self.naive_edit.setPlainText("".join(self.naive[:position]))
+        self.buffered_edit.setPlainText("".join(self.buffered[:end]))
+        for edit in (self.naive_edit, self.buffered_edit):
+            edit.moveCursor(edit.textCursor().MoveOperation.End)
+        self._sync_slider()
+        self._show_status()
+
+    def _on_scrub(self, value: int) -> None:
+        if value != self.position:
+            self._stop()
+            self.seek(value)
+
+    def _sync_slider(self) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(self.position)
+        self.slider.blockSignals(False)
+
+    # -- text ----------------------------------------------------------------------------------
     def naive_text(self) -> str:
         return self.naive_edit.toPlainText()
 
@@ -108,8 +169,11 @@ class StreamDialog(QDialog):
         edit.setTextCursor(cursor)
 
     def _show_status(self) -> None:
-        self.status.setText(f"token {self.position} of {len(self.ids)}")
+        shown = f"token {self.position:,} of {len(self.ids):,}"
+        if self.position and self.position <= len(self.ids):
+            shown += f" · id {self.ids[self.position - 1]}"
+        self.status.setText(shown)
 
-    def closeEvent(self, event) -> None:  # noqa: N802
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.timer.stop()
         super().closeEvent(event)

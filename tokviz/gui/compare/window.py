@@ -462,7 +462,8 @@ class MainWindow(QMainWindow):
             self.show_message(f"{pane.spec}: nothing to stream yet")
 
     def _show_stream(self, pane: TokenPane, ids: list, naive: list, buffered: list) -> None:
-        self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self)
+        total = len(pane.result.ids) if pane.result is not None else len(ids)
+        self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self, total=total)
         self._stream.show()
 
     # -- settings --------------------------------------------------------------------------
