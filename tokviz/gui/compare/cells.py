@@ -8,9 +8,10 @@ hover text from `analysis.notation.token_tooltip`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from tokviz.analysis.notation import joined_fragments
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
 ViewMode = Literal["text", "ids", "both"]
@@ -40,6 +41,7 @@ class Cell:
     sub: str  # second row (the id in "both" mode), else ""
     kind: TokenKind
     newlines: int  # line breaks after this cell (newlines in the token's text)
+    cont: bool = False  # a fragment whose first byte continues a character begun in the cell before
 
     @property
     def pill(self) -> bool:
@@ -51,7 +53,7 @@ def cell_for(token: Token, options: ViewOptions) -> Cell:
 
     >>> from tokviz.core.tokens import Token, TokenKind
     >>> cell_for(Token(51461, b" \\xe6\\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł"), ViewOptions())
-    Cell(label='·�', hex='20 e6 a0', sub='', kind=<TokenKind.FRAGMENT: 'fragment'>, newlines=0)
+    Cell(label='·�', hex='20 e6 a0', sub='', kind=<TokenKind.FRAGMENT: 'fragment'>, newlines=0, cont=False)
     """
     kind = token.kind
     newlines = 0 if kind in PILL_KINDS else token.bytes.count(b"\n")
@@ -60,11 +62,35 @@ def cell_for(token: Token, options: ViewOptions) -> Cell:
         return Cell(str(token.id), "", "", kind, newlines)
     if kind in PILL_KINDS:
         return Cell(token.piece or display_text(token.bytes), "", sub, kind, 0)
-    label = display_text(token.bytes, visible_whitespace=options.visible_whitespace)
-    if not options.visible_whitespace:
-        label = label.replace("\n", "").replace("\r", "").replace("\t", "    ")
+    label = _shown_label(display_text(token.bytes, visible_whitespace=options.visible_whitespace), options)
     hexed = hex_bytes(token.bytes) if kind in HEX_KINDS else ""
     return Cell(label, hexed, sub, kind, newlines)
+
+
+def _shown_label(label: str, options: ViewOptions) -> str:
+    if not options.visible_whitespace:
+        label = label.replace("\n", "").replace("\r", "").replace("\t", "    ")
+    return label
+
+
+def join_fragments(tokens: Sequence[Token], cells: list[Cell], fragments: Sequence[int],
+                   options: ViewOptions) -> dict[int, Cell]:
+    """Cells for fragment tokens read with their neighbours: a character cut across tokens is
+    labelled once, in the cell holding its first byte; the cells after it show only their hex and
+    are marked `cont`. `fragments`: the sorted indices of the hex cells. Returns index -> new cell.
+
+    >>> from tokviz.core.tokens import Token, TokenKind
+    >>> F = TokenKind.FRAGMENT
+    >>> toks = [Token(1, b"\\xea\\xb5", 0, 2, 0, 1, F, ""), Token(2, b"\\xad", 2, 3, 0, 1, F, "")]
+    >>> joined = join_fragments(toks, cells_for(toks, ViewOptions()), [0, 1], ViewOptions())
+    >>> [(c.label, c.hex, c.cont) for c in joined.values()]
+    [('국', 'ea b5', False), ('', 'ad', True)]
+    """
+    joined = joined_fragments(tokens, indices=fragments, visible_whitespace=options.visible_whitespace)
+    return {
+        i: replace(cells[i], label=_shown_label(label, options), cont=cont)
+        for i, (label, cont) in joined.items()
+    }
 
 
 def cells_for(tokens: Sequence[Token], options: ViewOptions) -> list[Cell]:

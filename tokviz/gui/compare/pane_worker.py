@@ -26,7 +26,7 @@ from tokviz.core.encode_server import TokenizerInfo, serve
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for
+from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.worker import Job
@@ -76,7 +76,12 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
     unique_newlines = np.array([c.newlines for c in unique_cells], dtype=np.int32)
     ki = cols.key_index
     cells = list(map(unique_cells.__getitem__, ki.tolist()))
-    return tokens, cells, unique_widths[ki], unique_newlines[ki]
+    widths = unique_widths[ki]
+    fragments = np.flatnonzero(np.array([bool(c.hex) for c in unique_cells], dtype=bool)[ki]).tolist()
+    for i, cell in join_fragments(tokens, cells, fragments, options).items():  # read with neighbours
+        cells[i] = cell
+        widths[i] = measurer.width(cell)
+    return tokens, cells, widths, unique_newlines[ki]
 
 
 @dataclass(frozen=True)

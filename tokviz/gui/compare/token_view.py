@@ -18,11 +18,12 @@ from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPe
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.analysis.notation import token_tooltip
+from tokviz.analysis.palette import id_slots, position_slots
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell
 from tokviz.gui.compare.pane_worker import PaneResult
-from tokviz.gui.compare.token_layout import TokenLayout, covering
+from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
 
 MARGIN = 6.0
@@ -64,6 +65,7 @@ class TokenView(QAbstractScrollArea):
         self.measurer = CellMeasurer(self.fonts)
         self.colors: TokenColors = token_colors()
         self._color_by_id = False
+        self._slots: np.ndarray | None = None
         self._line_cache: OrderedDict[int, QPixmap] = OrderedDict()
         self.result: PaneResult | None = None
         self.token_layout: TokenLayout | None = None
@@ -97,12 +99,26 @@ class TokenView(QAbstractScrollArea):
     def color_by_id(self, on: bool) -> None:
         if on != self._color_by_id:
             self._color_by_id = on
+            self._slots = None
             self.invalidate()
+
+    def _color_slots(self) -> np.ndarray:
+        """Each token's palette slot, chosen so neighbours differ (computed once per result)."""
+        if self._slots is None:
+            n = len(self.colors.tokens)
+            if self.result is None:
+                self._slots = np.zeros(0, dtype=np.int64)
+            elif self._color_by_id:
+                self._slots = id_slots(self.result.ids, n)
+            else:
+                self._slots = position_slots(len(self.result.ids), n)
+        return self._slots
 
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
         top_char = self.top_char()
         previous, self.result = self.result, result
+        self._slots = None
         same_cut = (
             previous is not None and result is not None and previous.text == result.text
             and previous.policy == result.policy
@@ -439,17 +455,19 @@ class TokenView(QAbstractScrollArea):
         cum = layout.cum_array  # type: ignore[union-attr]
         xs = (cum[rng.start:rng.stop] - cum[rng.start] + MARGIN).tolist()
         widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
-        ids = result.ids[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
         top_h = self._top_h
         styles = self.token_styles
-        for index, x, w, token_id, cell in zip(rng, xs, widths, ids, cells):
+        slots = self._color_slots()[rng.start:rng.stop].tolist()
+        for index, x, w, slot, cell in zip(rng, xs, widths, slots, cells):
             style = styles[index] if styles is not None else None
             if style is not None and style.fill is not None:
                 color = style.fill
             else:
-                color = self.colors.for_token(index, token_id, cell.kind, by_id=self._color_by_id)
+                color = self.colors.for_slot(index, slot, cell.kind)
             self._paint_background(painter, cell, QRectF(x, 0.0, w, top_h), color)
+            if cell.cont and index > rng.start:  # one character across the cut: bridge the gap
+                painter.fillRect(QRectF(x - CELL_GAP - 1.0, top_h / 2 - 1.5, CELL_GAP + 2.0, 3.0), HEX_COLOR)
             if style is not None and style.underline is not None:
                 painter.fillRect(QRectF(x, top_h - UNDERLINE_H, w, UNDERLINE_H), style.underline)
         painter.setFont(self.fonts.main)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import as_file
 
 from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
 
+from tokviz.analysis.palette import SHADE_MIX, mix
 from tokviz.core.tokens import TokenKind
 
 _FALLBACK = {
@@ -23,17 +24,21 @@ class TokenColors:
     tokens: tuple[QColor, ...]  # at least two, so neighbours always differ
     kinds: dict[TokenKind, QColor]
     highlight: QColor
+    _shades: dict[TokenKind, QColor] = field(default_factory=dict, compare=False, repr=False)
 
-    def for_token(self, index: int, token_id: int, kind: TokenKind, *, by_id: bool) -> QColor:
-        """Background of a token: its kind's colour, else the palette by position (neighbours
-        differ) or by id (the same id has the same colour in every pane)."""
+    def for_slot(self, index: int, slot: int, kind: TokenKind) -> QColor:
+        """Background of token `index`: its kind's colour (a lighter shade at odd positions, so
+        neighbouring fragments differ), else palette colour `slot` (see `analysis.palette`)."""
         special = self.kinds.get(kind)
         if special is not None:
-            return special
-        n = len(self.tokens)
-        if by_id:
-            return self.tokens[(token_id * 2654435761 >> 7) % n]
-        return self.tokens[index % n]
+            return special if index % 2 == 0 else self._shaded(kind)
+        return self.tokens[slot % len(self.tokens)]
+
+    def _shaded(self, kind: TokenKind) -> QColor:
+        shade = self._shades.get(kind)
+        if shade is None:
+            shade = self._shades[kind] = QColor(mix(self.kinds[kind].name(), *SHADE_MIX))
+        return shade
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,57 @@
+"""What the token view draws: fragment runs read as whole characters, named invisible characters,
+neighbouring backgrounds that differ (as painted), in real panes with real vocabularies."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint
+
+from tokviz.core.tokens import TokenKind, display_text
+
+KOREAN = "한국어 텍스트를 읽을 수 있어야 합니다 👨\u200d👩\u200d👧"
+INVISIBLE = "a\u00a0b c\u200bd \u2764\ufe0f so\u00adft \x07\x1b\x00 x\r\ny \ufeffz \u2028w\n"
+
+
+def test_fragment_runs_read_as_the_text(make_window) -> None:
+    window = make_window(["cl100k_base"], KOREAN)
+    view = window.panes[0].view
+    cells = [view.cell(i) for i in range(len(view.tokens))]
+    assert "".join(c.label for c in cells) == display_text(KOREAN)  # every character shown once
+    fragments = [i for i, t in enumerate(view.tokens) if t.kind is TokenKind.FRAGMENT]
+    assert len(fragments) > 10
+    assert all(cells[i].hex for i in fragments)  # the cut stays visible: each keeps its bytes
+    gook = next(i for i in fragments if cells[i].label == "국")
+    assert cells[gook].hex == "ea b5" and cells[gook + 1].cont and cells[gook + 1].label == ""
+    assert view.result.widths[gook] > view.measurer.text_width("국")
+
+
+def test_invisible_characters_get_named_glyphs_in_panes_and_tooltips(qtbot, make_window) -> None:
+    window = make_window(["o200k_base"], "x")
+    pane = window.panes[0]
+    pane.set_text(INVISIBLE)  # straight to the pane: the editor's plain text rewrites NBSP, CR, LS
+    qtbot.waitUntil(lambda: pane.result is not None and pane.result.text == INVISIBLE and pane.view.layout_done)
+    view = pane.view
+    shown = "".join(view.cell(i).label for i in range(len(view.tokens)))
+    for glyph in ("⟨NBSP⟩", "⟨ZWSP⟩", "⟨VS16⟩", "⟨SHY⟩", "⟨BEL⟩", "⟨ESC⟩", "⟨NUL⟩", "⟨CR⟩↵", "⟨BOM⟩", "⟨LS⟩"):
+        assert glyph in shown, glyph
+    vs16 = next(i for i, t in enumerate(view.tokens) if "\ufe0f" in t.bytes.decode("utf-8", "replace"))
+    assert "U+FE0F VARIATION SELECTOR-16" in view.tooltip_for(vs16)
+
+
+def _painted(view, index: int):
+    rect = view.cell_rect(index)
+    image = view.viewport().grab().toImage()
+    ratio = image.devicePixelRatio()
+    return image.pixelColor(QPoint(int((rect.left() + 2) * ratio), int((rect.top() + 2) * ratio))).name()
+
+
+def test_neighbours_are_painted_in_different_colours(qtbot, make_window) -> None:
+    text = "a a a a a a a a " + "한국어 텍스트 " * 3
+    window = make_window(["cl100k_base"], text)
+    view = window.panes[0].view
+    for by_id in (False, True):
+        window.set_options(color_by_id=by_id)
+        qtbot.waitUntil(lambda b=by_id: view.color_by_id == b)
+        colours = [_painted(view, i) for i in range(len(view.tokens))]
+        assert all(a != b for a, b in zip(colours, colours[1:])), colours
+    ids = [t.id for t in view.tokens]
+    assert ids[1] == ids[2] == ids[3]  # " a" again and again: by id, still apart
