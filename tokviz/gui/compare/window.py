@@ -28,6 +28,7 @@ from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.diff_mode import DiffMode
 from tokviz.gui.compare.editor import InputEditor
 from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
+from tokviz.gui.compare.export_files import FILTERS, ExportError, export_comparison
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
@@ -226,6 +227,25 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open text file")
         if path:
             self.open_text_file(path)
+
+    def choose_export_file(self) -> None:
+        path, chosen = QFileDialog.getSaveFileName(self, "Export the comparison", "tokviz-comparison.html",
+                                                   FILTERS)
+        if path:
+            if not Path(path).suffix:  # the filter chosen names the format
+                path += "." + chosen.rsplit("*.", 1)[-1].rstrip(")")
+            self.export_to(path)
+
+    def export_to(self, path: str) -> bool:
+        """Save the comparison (HTML page, or the panes as drawn in PNG / SVG); say so in the status bar."""
+        try:
+            fmt = export_comparison(path, self.panes, self.pane_splitter, by_id=self.options.color_by_id,
+                                    limit=self.context_limit)
+        except ExportError as e:
+            self.show_message(str(e))
+            return False
+        self.show_message(f"exported the comparison as {fmt.upper()}: {path}")
+        return True
 
     def choose_vocab_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

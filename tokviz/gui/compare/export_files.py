@@ -1,0 +1,106 @@
+"""Saving the comparison: a self-contained HTML page (analysis/html.py, the same page as
+`tokviz encode --html`), or the panes as drawn, with their names and counts, as PNG or SVG.
+Every save is atomic (`write_atomic`: a temporary file, then a rename)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal, Protocol
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QWidget
+
+from tokviz.analysis.html import HtmlPane, comparison_html
+from tokviz.core.files import write_atomic
+
+ExportFormat = Literal["html", "png", "svg"]
+FILTERS = "HTML page (*.html);;PNG image (*.png);;SVG image (*.svg)"
+
+
+class ExportPane(Protocol):
+    spec: str
+
+    @property
+    def result(self): ...
+    @property
+    def tokenizer(self): ...
+
+
+class ExportError(Exception):
+    """A comparison that cannot be saved (nothing to save, or the file cannot be written)."""
+
+
+def format_of(path: str) -> ExportFormat:
+    """The format a file name asks for (by its suffix).
+
+    >>> format_of("cmp.SVG")
+    'svg'
+    """
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix in ("html", "htm"):
+        return "html"
+    if suffix in ("png", "svg"):
+        return suffix  # type: ignore[return-value]
+    raise ExportError(f"{path}: choose a .html, .png or .svg file name")
+
+
+def html_page(panes: Sequence[ExportPane], *, by_id: bool = False, limit: int | None = None) -> str:
+    ready = [p for p in panes if p.result is not None]
+    if not ready:
+        raise ExportError("no pane has tokens to export yet")
+    text = ready[0].result.text
+    parts = [
+        HtmlPane(p.tokenizer.name if p.tokenizer else p.spec, p.tokenizer.describe() if p.tokenizer else "",
+                 p.result.tokens)
+        for p in ready if p.result.text == text
+    ]
+    return comparison_html(text, parts, by_id=by_id, limit=limit)
+
+
+def png_bytes(widget: QWidget) -> bytes:
+    """`widget` as drawn (QWidget.grab), in PNG."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not widget.grab().save(buffer, "PNG"):
+        raise ExportError("the image could not be encoded as PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def svg_bytes(widget: QWidget, *, title: str = "tokviz comparison") -> bytes:
+    """`widget` rendered into an SVG (QSvgGenerator): text stays text, scalable."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    generator = QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    size = widget.size()
+    generator.setSize(QSize(size.width(), size.height()))
+    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(title)
+    painter = QPainter(generator)
+    widget.render(painter, QPoint(0, 0))
+    painter.end()
+    buffer.close()
+    return bytes(data.data())
+
+
+def export_comparison(path: str, panes: Sequence[ExportPane], widget: QWidget, *, by_id: bool = False,
+                      limit: int | None = None) -> ExportFormat:
+    """Save the comparison to `path` in the format its suffix names; return the format."""
+    fmt = format_of(path)
+    if fmt == "html":
+        data = html_page(panes, by_id=by_id, limit=limit).encode("utf-8")
+    elif fmt == "png":
+        data = png_bytes(widget)
+    else:
+        data = svg_bytes(widget)
+    try:
+        write_atomic(path, data)
+    except OSError as e:
+        raise ExportError(f"cannot write {path}: {e.strerror or e}") from None
+    return fmt
