@@ -336,3 +336,18 @@ def test_truncated_file_through_the_catalog_loader(tmp_path, deepseek_json):
     path.write_bytes(deepseek_json[:-100])
     with pytest.raises(TokenizerError, match="invalid JSON"):
         catalog.load_path(path)
+
+
+def test_a_unigram_without_an_unk_piece_is_a_clear_error_as_in_tokenizers(tmp_path):
+    """tokenizers loads such a model and raises a bare Exception on a character it has no piece
+    for; tokviz loads it too, cuts what it can, and says why it cannot cut the rest."""
+    Tokenizer = tokenizers.Tokenizer  # noqa: N806
+    path = tmp_path / "tokenizer.json"
+    path.write_text(Tokenizer(models.Unigram([("a", -1.0), ("b", -2.0), ("ab", -0.5)], unk_id=None)).to_str())
+    tok = HFTokenizer.from_file(path, name="nounk")
+    assert tok.encode_ids("ab") == Tokenizer.from_file(str(path)).encode("ab").ids == [2]
+    with pytest.raises(Exception, match="unk_id"):
+        Tokenizer.from_file(str(path)).encode("abc")
+    with pytest.raises(TokenizerError, match=r"nounk: the text has a character this vocabulary has no piece for, "
+                                             r"and its model has no unknown-token piece \(unk_id is null\)"):
+        tok.encode_ids("abc")

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 import tokenizers
 
+from tokviz.core.backends.panics import library_calls
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
 from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import SpecialsAdded, Tokenizer, TokenizerError
@@ -271,8 +272,8 @@ class HFTokenizer(Tokenizer):
         what a snapshot's `add_bos_token` / `add_eos_token` say (transformers' rule)."""
         if self._wraps is not None:
             return SpecialsAdded(*self._wraps)
-        with_special = self.tk.encode(text, add_special_tokens=True).ids
-        without = self.tk.encode(text, add_special_tokens=False).ids
+        with_special = self._encode(text, add_special_tokens=True).ids
+        without = self._encode(text, add_special_tokens=False).ids
         for k in range(len(with_special) - len(without) + 1):
             if with_special[k : k + len(without)] == without:
                 return SpecialsAdded(tuple(with_special[:k]), tuple(with_special[k + len(without) :]))
@@ -280,11 +281,29 @@ class HFTokenizer(Tokenizer):
 
     # -- encoding ---------------------------------------------------------------------------------
 
+    def _encode(self, text: str, *, add_special_tokens: bool) -> tokenizers.Encoding:
+        """The library's encode; its bare `Exception` (a Unigram model without an unk piece meeting a
+        character it has no piece for) and a Rust panic become a TokenizerError."""
+        try:
+            with library_calls(self.name):
+                return self.tk.encode(text, add_special_tokens=add_special_tokens)
+        except TokenizerError:
+            raise
+        except Exception as e:
+            if type(e) is not Exception:  # the library's own errors are bare Exceptions; bugs are not
+                raise
+            if "unk_id" in str(e):
+                raise TokenizerError(
+                    f"{self.name}: the text has a character this vocabulary has no piece for, and its model "
+                    f"has no unknown-token piece (unk_id is null) to stand for it; tokenizers refuses it too"
+                ) from None
+            raise TokenizerError(f"{self.name}: tokenizers cannot encode the text: {e}") from None
+
     def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         if start >= end:
             return None
         segment = text[start:end]
-        encoding = self.tk.encode(segment, add_special_tokens=False)
+        encoding = self._encode(segment, add_special_tokens=False)
         ids: list[int] = encoding.ids
         if not ids:
             return None
