@@ -49,7 +49,11 @@ def test_every_llama_cpp_case_gives_llama_cpps_ids(vocab, vocab_path, name):
 
 def test_describe_and_bos_eos(vocab):
     spm = vocab("ggml-vocab-llama-spm")
-    assert spm.describe() == "ggml-vocab-llama-spm (GGUF llama, 32,000 ids)"
+    assert spm.describe() == "ggml-vocab-llama-spm (model llama-spm · GGUF llama, 32,000 ids)"
+    own = catalog.load_path(catalog.find("ggml-vocab-llama-spm").path)  # named by its general.name
+    assert own.describe() == "llama-spm (GGUF llama, 32,000 ids)"
+    gemma = vocab("ggml-vocab-gemma-4")  # its general.name is a commit hash: not shown
+    assert gemma.describe().startswith("ggml-vocab-gemma-4 (GGUF gemma4")
     assert (spm.bos_id, spm.eos_id, spm.add_bos, spm.add_eos) == (1, 2, True, False)
     assert spm.specials_added("x").around([5]) == [1, 5]
     bpe = vocab("ggml-vocab-llama-bpe")

@@ -4,7 +4,7 @@ over real model stores in tmp_path (the `machine` fixture); and the GGUF-vs-orig
 from __future__ import annotations
 
 from tests.gui.conftest import TIMEOUT_MS, wait_ready
-from tokviz.core import catalog
+from tokviz.core import catalog, model_names
 from tokviz.gui.compare.add_menu import AddMenu
 
 
@@ -32,8 +32,16 @@ def test_catalog_by_model_names_and_the_search_box(qtbot):
     menu.search.setText("deepseek")
     assert {t.rsplit("— ", 1)[1] for t in menu.visible_items()} == {
         "deepseek-v3", "ggml-vocab-deepseek-llm", "ggml-vocab-deepseek-coder"}
-    menu.search.clear()
-    assert len(menu.visible_items()) == len(catalog.entries())
+    menu.search.clear()  # the known models' vocabularies; llama.cpp's test ones under "More"
+    shown = {t.rsplit("— ", 1)[1] for t in menu.visible_items()}
+    assert shown == {"cl100k_base", "o200k_base", "p50k_base", "r50k_base", "qwen", "llama3", "mistral-7b-v0.1",
+                     "mistral-instruct-v3", "deepseek-v3"}
+    in_more = {a.text() for a in menu.more.actions()}
+    more = {e.name for e in catalog.entries() if model_names.label(e.name, e.title) in in_more}
+    assert more | shown == {e.name for e in catalog.entries()} and not more & shown
+    assert menu.more.menuAction().isVisible()
+    menu.search.setText("falcon")
+    assert menu.visible_items() == ["Falcon — ggml-vocab-falcon"] and not menu.more.menuAction().isVisible()
 
 
 def test_on_this_machine_lists_the_stores_and_adds_a_pane(qtbot, machine):

@@ -43,6 +43,7 @@ from tokviz.core.tokens import TokenKind, kind_for_bytes
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _MODELS = {"gpt2": "bpe", "gemma4": "bpe", "llama": "spm", "bert": "wpm"}
 _SPACE = "\u2581"
+_HASH = re.compile(r"[0-9a-f]{32,64}")
 
 
 class GGUFTokenizer(Tokenizer):
@@ -170,8 +171,17 @@ class GGUFTokenizer(Tokenizer):
         return self.algorithm == "bpe" and self.byte_encode
 
     def describe(self) -> str:
+        """`qwen2:7b (model qwen2 · GGUF gpt2, pre-tokenizer qwen2, 151,936 ids)`: the file's own
+        model name (`general.name`) where the pane's name is another (an Ollama tag, a catalog
+        name) and it is not a bare hash, then the tokenizer model and pre-tokenizer."""
         pre = f", pre-tokenizer {self.pre}" if self.algorithm == "bpe" else ""
-        return f"{self.name} (GGUF {self.model}{pre}, {self.vocab_size:,} ids)"
+        general = self.meta.get("general.name")
+        named = (
+            f"model {general} · "
+            if isinstance(general, str) and general and general != self.name and not _HASH.fullmatch(general)
+            else ""
+        )
+        return f"{self.name} ({named}GGUF {self.model}{pre}, {self.vocab_size:,} ids)"
 
     def normalize(self, text: str) -> str | None:
         """Spaces as `▁` (SPM, with the prefix llama.cpp adds; Gemma 4's BPE); None for the others."""

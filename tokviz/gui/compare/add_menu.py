@@ -22,6 +22,11 @@ from tokviz.gui.work.worker import Job, Worker, message_of
 MAX_NOTES_SHOWN = 5
 
 
+def _is_main(entry: catalog.CatalogEntry) -> bool:
+    """A vocabulary of known models, listed in the menu itself (the rest is under "More")."""
+    return entry.format != "gguf" and bool(model_names.names_for(entry.name))
+
+
 def scan_machine(job: Job) -> discovery.Scan:
     """The Worker's work: one scan, stopping between models when aborted."""
     return discovery.scan(check=job.check)
@@ -52,6 +57,8 @@ class AddMenu(QMenu):
         #: (action, the texts a search matches, its section heading)
         self._items: list[tuple[QAction, tuple[str, ...], QAction]] = []
         self._headings: list[QAction] = []
+        self._search_only: set[int] = set()  # ids of the actions shown only while a search matches
+        self._more_action: QAction | None = None
         self._build_catalog()
         self._local_heading = self._heading("On this machine")
         self._local_actions: list[QAction] = []
@@ -62,6 +69,7 @@ class AddMenu(QMenu):
         self.addSeparator()
         self.addAction(icon("open"), "From a &file…", self._choose_file)
         self.aboutToShow.connect(self._on_show)
+        self.apply_filter("")
 
     # -- building ---------------------------------------------------------------------------------
     def _heading(self, text: str) -> QAction:
@@ -74,18 +82,29 @@ class AddMenu(QMenu):
         return action
 
     def _build_catalog(self) -> None:
+        """The vocabularies of known models in the menu; the others (llama.cpp's test vocabularies,
+        small test models) in a submenu, and in the menu too while the search matches them."""
         heading = self._heading("Models and vocabularies")
         try:
             entries = catalog.entries()
         except Exception as e:  # a broken user catalog: say so in the menu
             self.addAction(f"(catalog unreadable: {e})").setEnabled(False)
             return
-        for entry in entries:
+        more = [e for e in entries if not _is_main(e)]
+        for entry in [e for e in entries if _is_main(e)] + more:
             action = self.addAction(model_names.label(entry.name, entry.title), partial(self._add_pane, entry.name))
             action.setEnabled(self._can_load(entry))
             action.setToolTip(entry.title if action.isEnabled() else f"{entry.title} (not fetched yet)")
             texts = (entry.name, entry.title, *entry.aliases, *model_names.names_for(entry.name))
             self._items.append((action, texts, heading))
+            if not _is_main(entry):
+                self._search_only.add(id(action))
+        if more:
+            self.more = self.addMenu("More vocabularies")
+            for entry in more:
+                action = self.more.addAction(model_names.label(entry.name, entry.title), partial(self._add_pane, entry.name))
+                action.setEnabled(self._can_load(entry))
+            self._more_action = self.more.menuAction()
 
     def _fill_local(self, scan: discovery.Scan) -> None:
         for action in self._local_actions:
@@ -155,8 +174,13 @@ class AddMenu(QMenu):
     # -- searching --------------------------------------------------------------------------------
     def apply_filter(self, query: str) -> None:
         shown: set[int] = set()
+        searching = bool(query.split())
+        if self._more_action is not None:
+            self._more_action.setVisible(not searching)
         for action, texts, heading in self._items:
             visible = model_names.matches(query, action.text(), *texts)
+            if id(action) in self._search_only:
+                visible = visible and searching
             action.setVisible(visible)
             if visible:
                 shown.add(id(heading))
