@@ -14,6 +14,7 @@ tokenizer cannot be loaded, `aborted` when the pane closes.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
@@ -115,8 +116,8 @@ def pane_inbox() -> Inbox:
     return Inbox(("encode", "stream"))
 
 
-def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, None]:
-    """A pane's work for its whole life: start the tokenizer process, then answer requests."""
+def _start_child(job: Job, spec: str) -> tuple[ChildProcess, TokenizerInfo]:
+    """A new tokenizer process for `spec`, loaded; LoadFailed when it cannot load."""
     child = ChildProcess(serve, spec, what="tokenizer", name=f"tokviz-{spec}", goodbye=None)
     try:
         child.start()
@@ -125,9 +126,24 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
         raise LoadFailed(f"cannot start a tokenizer process for {spec}: {e}") from e
     try:
         reply = child.receive(job)
-        if reply[0] != "loaded":
-            raise LoadFailed(reply[1])
-        yield Loaded(reply[1])
+    except BaseException:
+        child.stop()
+        raise
+    if reply[0] != "loaded":
+        child.stop()
+        raise LoadFailed(reply[1])
+    return child, reply[1]
+
+
+def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, None]:
+    """A pane's work for its whole life: start the tokenizer process, then answer requests.
+
+    A tokenizer process that dies (killed, out of memory) is started again and the request it
+    was given is sent once more, so the pane recovers; only when the new process fails too does
+    the request fail, with both reasons."""
+    child, info = _start_child(job, spec)
+    try:
+        yield Loaded(info)
         last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
         while True:
             kind, request = inbox.get(job)
@@ -135,17 +151,28 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
                 try:
                     child.send(("stream", 0, request))
                     reply = child.receive(job)
-                except (ChildDied, OSError):  # nothing to stream: the next encode reports the child
+                except (ChildDied, OSError):  # nothing to stream; a new process for what follows
+                    child.stop()
+                    with contextlib.suppress(LoadFailed):  # else the next encode tries again
+                        child, _ = _start_child(job, spec)
                     continue
                 if reply[0] == "stream":
                     yield Streamed(request, reply[2], reply[3])  # type: ignore[arg-type]
                 continue
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
-                outcome, last = _tokenize(job, child, inbox, req, last)
+                try:
+                    outcome, last = _tokenize(job, child, inbox, req, last)
+                except (ChildDied, OSError) as died:  # BrokenPipeError: it died while idle
+                    child.stop()
+                    try:
+                        child, _ = _start_child(job, spec)
+                    except LoadFailed as e:
+                        raise ChildDied(f"{died}; starting it again failed: {e}") from None
+                    outcome, last = _tokenize(job, child, inbox, req, last)
             except Cancelled:
                 raise
-            except ChildDied as e:  # the request fails; the next one says so again
+            except ChildDied as e:  # the request fails; the next one starts a process again
                 outcome = PaneFailed(req.gen, str(e))
             except Exception as e:  # noqa: BLE001 (a message in the pane, never a dead pane)
                 outcome = PaneFailed(req.gen, f"{type(e).__name__}: {e}")

@@ -1,0 +1,33 @@
+"""A pane whose tokenizer process dies starts a new one and shows the next text (issue 18:
+it used to show BrokenPipeError for every later edit)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+
+from tests.gui.conftest import wait_ready
+
+
+def tokenizer_processes(spec: str) -> list[multiprocessing.Process]:
+    return [p for p in multiprocessing.active_children() if p.name == f"tokviz-{spec}"]
+
+
+def test_a_killed_tokenizer_process_is_started_again(qtbot, make_window, vocab) -> None:
+    window = make_window(["cl100k_base"], "hello world")
+    wait_ready(qtbot, window)
+    [first] = tokenizer_processes("cl100k_base")
+    os.kill(first.pid, signal.SIGKILL)
+    first.join(10)
+    assert not first.is_alive()
+    window.set_text("the pane recovers")
+    wait_ready(qtbot, window)
+    [pane] = window.panes
+    assert pane.error is None
+    assert [t.id for t in pane.result.tokens] == vocab("cl100k_base").encode_ids("the pane recovers")
+    [second] = tokenizer_processes("cl100k_base")
+    assert second.pid != first.pid and second.is_alive()
+    window.set_text("and keeps working")  # the new process answers the next edit too
+    wait_ready(qtbot, window)
+    assert [t.id for t in pane.result.tokens] == vocab("cl100k_base").encode_ids("and keeps working")
