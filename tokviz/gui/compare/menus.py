@@ -26,6 +26,7 @@ class MenuHost(Protocol):
 
     options: ViewOptions
     sync_scroll: bool
+    find_bar: Any  # find_bar.FindBar
     context_limit: int | None
 
     @property
@@ -81,6 +82,9 @@ def _edit_menu(w: MenuHost) -> None:
         action = menu.addAction(title, lambda x=what: w.copy_from_pane(x))
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
+    menu.addSeparator()
+    menu.addAction("&Find in the text…", QKeySequence.StandardKey.Find, lambda: w.find_bar.open("text"))
+    menu.addAction("&Go to token id…", QKeySequence("Ctrl+G"), lambda: w.find_bar.open("id"))
 
 
 def _samples_menu(w: MenuHost) -> None:

@@ -30,6 +30,7 @@ from tokviz.gui.compare.editor import InputEditor
 from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
 from tokviz.gui.compare.export_files import FILTERS, ExportError, export_comparison
 from tokviz.gui.compare.fetch_bar import FetchBar
+from tokviz.gui.compare.find_bar import FindBar
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
 from tokviz.gui.compare.original_note import original_notes
@@ -121,6 +122,8 @@ class MainWindow(QMainWindow):
         self.fetch_bar.hide()
         box.addWidget(self.fetch_bar)
         self._build_mode_switch(box)
+        self.find_bar = FindBar(self)
+        box.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.resize(1400, 860)
 
@@ -436,6 +439,18 @@ class MainWindow(QMainWindow):
             selection.cursor = cursor
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def select_chars(self, start: int, end: int) -> None:
+        """Select characters `[start, end)` in the editor (the covering tokens light up in every
+        pane) and scroll every pane to them."""
+        cursor = self.editor.textCursor()
+        cursor.setPosition(self._offsets.to_utf16(start))
+        cursor.setPosition(self._offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+        self.editor.setTextCursor(cursor)
+        for pane in self.panes:
+            index = pane.view.token_for_char(start)
+            if index is not None:
+                pane.view.ensure_visible(index)
 
     def current_pane(self) -> TokenPane | None:
         """The pane the Edit menu acts on: the focused one, else one with a selection, else the first."""

@@ -1,0 +1,150 @@
+"""Find in the compare window (Ctrl+F): text in the input, whose covering tokens light up in every
+pane; or an id (Ctrl+G), every occurrence of which in the current pane is listed and visited."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Protocol
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+FindMode = Literal["text", "id"]
+MAX_LISTED = 12
+
+
+class FindHost(Protocol):
+    """What the find bar needs of the window."""
+
+    def text(self) -> str: ...
+    def select_chars(self, start: int, end: int) -> None: ...
+    def current_pane(self) -> Any: ...
+    def select_token(self, pane: Any, index: int) -> None: ...
+
+
+def find_all(text: str, needle: str) -> list[int]:
+    """Start offsets of `needle` in `text`, case-insensitively, not overlapping.
+
+    >>> find_all("The cat, the hat", "the")
+    [0, 9]
+    """
+    if not needle:
+        return []
+    return [m.start() for m in re.finditer(re.escape(needle), text, flags=re.IGNORECASE)]
+
+
+def parse_id(query: str) -> int | None:
+    """A token id typed by a person (`1917`, `#1917`, ` 1917 `), or None.
+
+    >>> parse_id(" #1917"), parse_id("x")
+    (1917, None)
+    """
+    query = query.strip().lstrip("#")
+    return int(query) if query.isdigit() else None
+
+
+class FindBar(QWidget):
+    """A bar under the panes: a query, text / id, previous / next, and where the search stands."""
+
+    def __init__(self, host: FindHost, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.host = host
+        self.mode_box = QComboBox()
+        self.mode_box.addItems(["Text", "Token id"])
+        self.query = QLineEdit(placeholderText="Find in the text…", clearButtonEnabled=True)
+        self.status = QLabel("")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 2, 6, 2)
+        row.addWidget(self.mode_box)
+        row.addWidget(self.query, 1)
+        for text, tip, step in (("▲", "Previous (Shift+Enter)", -1), ("▼", "Next (Enter)", 1)):
+            button = QToolButton(text=text, toolTip=tip, autoRaise=True)
+            button.clicked.connect(lambda _=False, s=step: self.step(s))
+            row.addWidget(button)
+        row.addWidget(self.status, 2)
+        close = QToolButton(text="✕", toolTip="Close (Esc)", autoRaise=True)
+        close.clicked.connect(self.close_bar)
+        row.addWidget(close)
+        self.query.textChanged.connect(self._search)
+        self.query.returnPressed.connect(lambda: self.step(1))
+        self.mode_box.currentIndexChanged.connect(self._mode_changed)
+        QShortcut(QKeySequence("Shift+Return"), self.query, lambda: self.step(-1))
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close_bar)
+        self.matches: list[int] = []  # char offsets (text) or token indices (id)
+        self.current = -1
+        self._pane: Any = None
+        self.hide()
+
+    @property
+    def mode(self) -> FindMode:
+        return "id" if self.mode_box.currentIndex() == 1 else "text"
+
+    def open(self, mode: FindMode) -> None:
+        """Show the bar in `mode`, the query selected for typing over."""
+        self.mode_box.setCurrentIndex(1 if mode == "id" else 0)
+        self.show()
+        self.query.setFocus()
+        self.query.selectAll()
+        self._search()
+
+    def close_bar(self) -> None:
+        self.hide()
+
+    def _mode_changed(self) -> None:
+        self.query.setPlaceholderText("Go to token id…" if self.mode == "id" else "Find in the text…")
+        self._search()
+
+    def _search(self) -> None:
+        """Recount the matches for the query; go to the first."""
+        self.matches, self.current = [], -1
+        query = self.query.text()
+        if self.mode == "text":
+            self.matches = find_all(self.host.text(), query)
+        else:
+            token_id = parse_id(query)
+            self._pane = self.host.current_pane()
+            result = self._pane.result if self._pane is not None else None
+            if token_id is not None and result is not None:
+                self.matches = np.flatnonzero(result.ids == token_id).tolist()
+        if self.matches:
+            self.step(1)
+        else:
+            self._show_status()
+
+    def step(self, delta: int) -> None:
+        """Go to the next (`delta=1`) or previous (-1) match, round the end."""
+        if not self.matches:
+            self._show_status()
+            return
+        self.current = (self.current + delta) % len(self.matches)
+        where = self.matches[self.current]
+        if self.mode == "text":
+            self.host.select_chars(where, where + len(self.query.text()))
+        elif self._pane is not None:
+            self.host.select_token(self._pane, where)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        query = self.query.text().strip()
+        if not query:
+            self.status.setText("")
+        elif not self.matches:
+            if self.mode == "id" and parse_id(query) is None:
+                self.status.setText("type a token id (a number)")
+            else:
+                self.status.setText("not found" + self._in_pane())
+        else:
+            text = f"{self.current + 1} of {len(self.matches)}" + self._in_pane()
+            if self.mode == "id":
+                listed = " ".join(f"#{i}" for i in self.matches[:MAX_LISTED])
+                text += f": {listed}{' …' if len(self.matches) > MAX_LISTED else ''}"
+            self.status.setText(text)
+
+    def _in_pane(self) -> str:
+        if self.mode != "id" or self._pane is None:
+            return ""
+        name = self._pane.tokenizer.name if self._pane.tokenizer is not None else self._pane.spec
+        return f" in {name}"
