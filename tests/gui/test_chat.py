@@ -303,6 +303,7 @@ def test_the_window_switches_to_chat_mode_with_its_panes(make_window, qtbot, tmp
     assert window.mode == "chat" and window.modes.currentWidget() is panel
     assert [p.spec for p in panel.panes] == [QWEN2, "cl100k_base"]
     wait_rendered(qtbot, panel)
+    assert window.statusBar().currentMessage().startswith("chat of 3 messages · ")
     assert pane_of(panel, "cl100k_base").choice.label == "default: chatml"  # the catalog's built-in ChatML
     window.remove_pane(window.panes[1])
     assert [p.spec for p in panel.panes] == [QWEN2]

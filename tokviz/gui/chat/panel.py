@@ -277,7 +277,7 @@ class ChatPanel(QWidget):
             self._show_template_error(pane)
         self.pane_updated.emit(pane)
         if all(p.analysis is not None or p.error for p in self.panes):
-            self.message.emit(" · ".join(
+            self.message.emit(f"chat of {len(self.editor.rows)} messages · " + " · ".join(
                 f"{p.title.text()}: {p.analysis.total:,} tokens" if p.analysis else f"{p.spec}: {p.error}"
                 for p in self.panes))
 

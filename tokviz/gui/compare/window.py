@@ -364,7 +364,7 @@ class MainWindow(QMainWindow):
         pane.view.set_limit(self.context_limit)
         self._refresh_stats()
         self.diff.refresh()
-        if all(p.result is not None or p.error for p in self.panes):
+        if self.mode != "chat" and all(p.result is not None or p.error for p in self.panes):  # Chat mode has its own
             parts = [
                 f"{p.title.text()}: {len(p.result.tokens):,}" if p.result else f"{p.spec}: {p.error}"
                 for p in self.panes
