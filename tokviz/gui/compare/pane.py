@@ -89,7 +89,7 @@ class TokenPane(QFrame):
             "raise = error (tiktoken's default), or a comma-separated set to parse"
         )
         self.policy_combo.setCurrentText(policy)
-        self.policy_combo.setMinimumContentsLength(8)
+        self.policy_combo.setMinimumContentsLength(5)  # it stretches; a narrow pane keeps its label whole
         self.policy_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.policy_combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.policy_combo.lineEdit().editingFinished.connect(self._policy_edited)
@@ -118,6 +118,7 @@ class TokenPane(QFrame):
         policy_label = QLabel("Special tokens:", objectName="paneSubheader")
         policy_label.setBuddy(self.policy_combo)
         policy_label.setToolTip(self.policy_combo.toolTip())
+        policy_label.setMinimumWidth(policy_label.sizeHint().width())
         policy_row.addWidget(policy_label)
         policy_row.addWidget(self.policy_combo, 1)
         # "as the model sees it": the BOS/EOS the model's own tokenizer adds (shown once loaded,
@@ -125,7 +126,6 @@ class TokenPane(QFrame):
         self.model_adds_check = QCheckBox()
         self.model_adds_check.hide()
         self.model_adds_check.toggled.connect(self._on_model_adds)
-        policy_row.addWidget(self.model_adds_check)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True)
         self.warning.hide()
@@ -146,7 +146,11 @@ class TokenPane(QFrame):
         box.setContentsMargins(4, 4, 4, 4)
         box.setSpacing(2)
         box.addLayout(header)
-        box.addWidget(self.subtitle)
+        subtitle_row = QHBoxLayout()
+        subtitle_row.setContentsMargins(0, 0, 4, 0)
+        subtitle_row.addWidget(self.subtitle, 1)
+        subtitle_row.addWidget(self.model_adds_check)
+        box.addLayout(subtitle_row)
         box.addLayout(policy_row)
         box.addWidget(self.warning)
         box.addWidget(self.view, 1)
