@@ -27,3 +27,21 @@ def test_a_pane_can_add_what_the_model_adds(qtbot, make_window, vocab) -> None:
     assert window.selected_chars()[0] == 0
     mistral.set_model_adds(False)
     qtbot.waitUntil(lambda: len(mistral.result.tokens) == plain)
+
+
+def test_the_option_is_remembered(qtbot, settings) -> None:
+    from tokviz.gui.app import build_window
+
+    window = build_window(specs=["cl100k_base", "mistral-7b-v0.1"], text=TEXT, settings=settings, restore=False)
+    qtbot.addWidget(window)
+    wait_ready(qtbot, window)
+    window.panes[1].set_model_adds(True)
+    window.save_settings()
+    window.shutdown()
+    again = build_window(settings=settings, restore=True)
+    qtbot.addWidget(again)
+    wait_ready(qtbot, again)
+    assert [p.spec for p in again.panes] == ["cl100k_base", "mistral-7b-v0.1"]
+    assert [p.model_adds for p in again.panes] == [False, True]
+    assert again.panes[1].result.tokens[0].piece == "<s>"
+    again.shutdown()

@@ -76,8 +76,11 @@ class MainWindow(QMainWindow):
         saved = self._restore_settings() if restore else {}
         initial = specs or saved.get("panes") or catalog.default_specs()
         policies = saved.get("policies", []) if not specs else []
+        model_adds = saved.get("model_adds", []) if not specs else []
         for i, spec in enumerate(initial):
-            self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
+            pane = self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
+            if i < len(model_adds) and model_adds[i] == "1":  # as the model sees it, remembered
+                pane.set_model_adds(True)
         if not specs and catalog.missing_preferred():  # a fresh machine: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
@@ -517,7 +520,9 @@ class MainWindow(QMainWindow):
         panes = [panes] if isinstance(panes, str) else list(panes or [])
         policies = s.value("panes/policies", [])
         policies = [policies] if isinstance(policies, str) else list(policies or [])
-        restored = {"panes": panes, "policies": policies}
+        model_adds = s.value("panes/model_adds", [])
+        model_adds = [model_adds] if isinstance(model_adds, str) else list(model_adds or [])
+        restored = {"panes": panes, "policies": policies, "model_adds": model_adds}
         if s.contains("input/text"):
             restored["text"] = s.value("input/text", "") or ""
         return restored
@@ -527,6 +532,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("panes/specs", [p.spec for p in self.panes])
         s.setValue("panes/policies", [p.policy.label for p in self.panes])
+        s.setValue("panes/model_adds", ["1" if p.model_adds else "0" for p in self.panes])
         s.setValue("view/mode", self.options.mode)
         s.setValue("view/visible_whitespace", self.options.visible_whitespace)
         s.setValue("view/color_by_id", self.options.color_by_id)
