@@ -55,3 +55,19 @@ def test_neighbours_are_painted_in_different_colours(qtbot, make_window) -> None
         assert all(a != b for a, b in zip(colours, colours[1:])), colours
     ids = [t.id for t in view.tokens]
     assert ids[1] == ids[2] == ids[3]  # " a" again and again: by id, still apart
+
+
+def test_the_legend_shows_every_kind_in_the_panes_colours(make_window) -> None:
+    from tokviz.gui.widgets.theme import token_colors
+
+    window = make_window(["cl100k_base"], "x")
+    legend = window.legend
+    assert legend.isVisible()
+    assert legend.labels() == ["normal", "fragment", "byte fallback", "special", "unknown",
+                               "past the context limit"]
+    image = legend.grab().toImage()
+    painted = {image.pixelColor(x, image.height() // 2).name() for x in range(image.width())}
+    colors = token_colors()
+    for kind in (TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.BYTE_FALLBACK):
+        swatch = colors.for_slot(0, 0, kind)
+        assert swatch.lighter(135).name() in painted or swatch.name() in painted, kind

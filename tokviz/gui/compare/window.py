@@ -31,6 +31,7 @@ from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
 from tokviz.gui.compare.export_files import FILTERS, ExportError, export_comparison
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.find_bar import FindBar
+from tokviz.gui.compare.legend import TokenLegend
 from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
 from tokviz.gui.compare.original_note import original_notes
@@ -127,6 +128,8 @@ class MainWindow(QMainWindow):
         self._build_mode_switch(box)
         self.find_bar = FindBar(self)
         box.addWidget(self.find_bar)
+        self.legend = TokenLegend()
+        self.statusBar().addPermanentWidget(self.legend)
         self.setCentralWidget(central)
         self.resize(1400, 860)
 
