@@ -24,9 +24,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
 
+from tokviz.core.catalog import default_specs  # noqa: E402
 from tokviz.core.resources import samples  # noqa: E402
 from tokviz.gui.app import build_app, build_window  # noqa: E402
-from tokviz.gui.compare.window import default_specs  # noqa: E402
 
 
 def mixed_text(megabytes: float) -> str:
@@ -91,10 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     paste_s = time.perf_counter() - t0
     text = window.text()
     done_at: list[float] = []
+    memory: dict[int, float] = {}
 
     def poll() -> None:
         if not done_at and ready(window, text):
             done_at.append(time.perf_counter() - t0)
+            memory.update(process_tree())  # before the quit, which stops the panes' processes
             QTimer.singleShot(300, app.quit)  # keep measuring a little after the last layout
 
     poller = QTimer(interval=5)
@@ -106,11 +108,46 @@ def main(argv: list[str] | None = None) -> int:
     end = t0 + (done_at[0] if done_at else args.timeout)
     gaps = [g for g, a in zip(meter.gaps, meter.at) if a <= end + 0.05]
     report(window, text, paste_s, done_at, gaps)
+    sizes = memory
+    print(f"resident memory: {sum(sizes.values()):.0f} MiB in {len(sizes)} processes (this one "
+          f"{sizes.get(os.getpid(), 0):.0f} MiB; others {', '.join(f'{v:.0f}' for k, v in sizes.items() if k != os.getpid())})")
     worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
     print("longest gaps (ms, ended at s after the paste):",
           ", ".join(f"{g:.0f} @ {a - t0:.2f}" for g, a in worst))
     window.close()
     return 0 if done_at else 1
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def process_tree() -> dict[int, float]:
+    """Resident memory (MiB) of this process and every process descended from it (Linux /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    tree, todo = [os.getpid()], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        kids = [p for p, parent in parents.items() if parent == pid]
+        tree += kids
+        todo += kids
+    sizes = {}
+    for pid in tree:
+        try:
+            sizes[pid] = _rss_mb(pid)
+        except OSError:
+            continue
+    return sizes
 
 
 def report(window, text: str, paste_s: float, done_at: list[float], gaps: list[float]) -> None:
