@@ -91,8 +91,8 @@ def test_folder_skips_a_fifo_and_a_link_to_dev_zero(capsys, tmp_path):
     os.symlink("/dev/zero", tmp_path / "zeros.txt")
     code, out, err = run(capsys, "stats", str(tmp_path), "-t", "cl100k_base", "--json", "-")
     assert code == 0
-    assert f"skipped {tmp_path / 'pipe.txt'}: not a regular file" in err
-    assert f"skipped {tmp_path / 'zeros.txt'}: not a regular file" in err
+    assert f"skipped {tmp_path / 'pipe.txt'}: a named pipe (FIFO), not a regular file" in err
+    assert f"skipped {tmp_path / 'zeros.txt'}: a symlink to /dev/zero (a character device), not a regular file" in err
     data = json.loads(out)
     assert data["tokenizers"][0]["tokens"] == 2 and [f["path"] for f in data["files"]] == [str(tmp_path / "a.txt")]
 

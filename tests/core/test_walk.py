@@ -49,7 +49,7 @@ def test_symlink_loop_and_fifo_reported(tmp_path: Path):
     assert names(listing.files) == ["a.txt"]
     reasons = {Path(s.path).name: s.reason for s in listing.skipped}
     assert "symlink loop" in reasons["loop"]
-    assert reasons["pipe"] == "not a regular file"
+    assert reasons["pipe"] == "a named pipe (FIFO), not a regular file"
     assert reasons["dangling"] == "broken symlink"
 
 
@@ -60,10 +60,14 @@ def test_symlink_to_a_device_is_skipped_not_read(tmp_path: Path):
     listing = collect_files([tmp_path])
     assert names(listing.files) == ["a.txt"]
     assert {Path(s.path).name: s.reason for s in listing.skipped} == {
-        "pipe.txt": "not a regular file", "zeros.txt": "not a regular file",
+        "pipe.txt": "a named pipe (FIFO), not a regular file",
+        "zeros.txt": "a symlink to /dev/zero (a character device), not a regular file",
     }
     named = collect_files([tmp_path / "zeros.txt", tmp_path / "pipe.txt"])
-    assert named.files == [] and [s.reason for s in named.skipped] == ["not a regular file or folder"] * 2
+    assert named.files == [] and [s.reason for s in named.skipped] == [
+        "a symlink to /dev/zero (a character device), not a regular file or folder",
+        "a named pipe (FIFO), not a regular file or folder",
+    ]
 
 
 def test_hidden_files_and_folders_left_out_unless_named(tmp_path: Path):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from tokviz import __version__
 from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
-from tokviz.cli.errors import CliError, one_line
+from tokviz.cli.errors import CliError, check_argument, one_line
 from tokviz.core.backends.panics import is_panic
 from tokviz.core.catalog_check import CatalogWarning
 from tokviz.core.tokenizer import TokenizerError
@@ -78,6 +78,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 def _run(args: argparse.Namespace, prog: str) -> int:
     try:
+        if isinstance(getattr(args, "text", None), str):  # the text to encode or diff, as given in argv
+            check_argument(args.text)
         status = int(args.run(args))
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status

@@ -43,6 +43,26 @@ def decode_input(data: bytes, where: str) -> str:
         ) from None
 
 
+def check_argument(text: str, where: str = "the text argument") -> str:
+    """Refuse a command-line argument that was not UTF-8, as `decode_input` refuses stdin.
+
+    Python hands undecodable argv bytes over as lone surrogates (surrogateescape); encoding would
+    silently turn them into U+FFFD, so they are refused here with the byte and its offset.
+
+    >>> check_argument("café")
+    'café'
+    >>> check_argument("caf\udce9")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    tokviz.cli.errors.CliError: the text argument is not UTF-8 text (byte 0xe9 at offset 3); ...
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return decode_input(text.encode("utf-8", "surrogateescape"), where)
+    return text
+
+
 def check_policy(policy: SpecialPolicy, tokenizers: Sequence[Tokenizer]) -> None:
     """Refuse a `--special` set naming a token no given vocabulary has; warn (one stderr line each)
     about the vocabularies that lack one the others have, since there it stays plain text."""

@@ -25,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     from tokviz.core.sidecar import EXTENSION_FORMAT, sidecar_path
     from tokviz.training.extend import (
         byte_level_bpe,
+        check_start_id,
         extension_paths,
         iter_report,
         learn_extension,
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
         save_extension,
     )
 
+    check_start_id(args.start_id)  # before loading anything
     entry = catalog.find(args.base)
     base_file = entry.path if entry is not None else Path(args.base).expanduser()
     outputs = extension_paths(args.output)

@@ -21,6 +21,7 @@ from typing import Any
 
 from tokviz.core import discovery, sidecar
 from tokviz.core.catalog_check import CatalogWarning, check_catalog
+from tokviz.core.files import path_kind
 from tokviz.core.paths import data_dir as data_dir  # re-exported: catalog.data_dir() is the public name
 from tokviz.core.paths import vocab_dir as vocab_dir
 from tokviz.core.patterns import CL100K_PATTERN
@@ -286,7 +287,10 @@ def load_path(
 
         return HFTokenizer.from_snapshot(path, name=name or path.name)
     if not path.is_file():
-        raise TokenizerError(f"no such file: {path}")
+        kind = path_kind(path)
+        if kind == "missing":
+            raise TokenizerError(f"no such file: {path}")
+        raise TokenizerError(f"{path} is {kind}, not a vocabulary file")
     fmt = sniff_format(path)
     if fmt == "gguf":  # a GGUF names itself, and hashing a 5 GB model to find it in the catalog reads it all
         return _load_file(path, fmt, name=name, pattern=None, special_tokens=None)

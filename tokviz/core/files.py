@@ -162,3 +162,26 @@ def _fsync_folders(folders: set[Path]) -> None:
             pass
         finally:
             os.close(fd)
+
+
+def path_kind(path: str | os.PathLike[str]) -> str:
+    """What a path is, in words, for messages about paths that are not regular files.
+
+    >>> path_kind("/dev/null"), path_kind("/no/such/file")
+    ('a character device', 'missing')
+    """
+    import stat
+
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a broken symlink" if path.is_symlink() else "missing"
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    kinds = [(stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+    kind = next((name for test, name in kinds if test(mode)), "a special file")
+    if path.is_symlink():
+        return f"a symlink to {os.path.realpath(path)} ({kind})"
+    return kind

@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tokviz.core.files import path_kind
+
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
@@ -149,7 +151,7 @@ def collect_files(
             _walk(root, result, include=include, exclude=exclude, gitignore=gitignore, hidden=hidden,
                   on_folder=on_folder)
         elif root.exists() or root.is_symlink():
-            result.skipped.append(Skipped(str(root), "not a regular file or folder"))
+            result.skipped.append(Skipped(str(root), f"{path_kind(root)}, not a regular file or folder"))
         else:
             raise FileNotFoundError(2, "no such file or folder", str(root))
     return result
@@ -209,8 +211,8 @@ def _walk(
                     result.files.append(Path(entry.path))
             elif entry.is_symlink() and not os.path.exists(entry.path):
                 result.skipped.append(Skipped(entry.path, "broken symlink"))
-            else:
-                result.skipped.append(Skipped(entry.path, "not a regular file"))
+            else:  # say what it is: a FIFO, a link to /dev/zero...
+                result.skipped.append(Skipped(entry.path, f"{path_kind(entry.path)}, not a regular file"))
         del rules[n_rules:]
 
     visit(root, "")

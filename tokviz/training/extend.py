@@ -24,6 +24,7 @@ from pathlib import Path
 
 import regex
 
+from tokviz.core.backends.tiktoken_backend import MAX_ID
 from tokviz.core.files import write_files_atomic
 from tokviz.core.sidecar import EXTENSION_FORMAT, EXTENSION_VERSION
 from tokviz.core.tokenizer import Tokenizer
@@ -129,6 +130,7 @@ def learn_extension(
     >>> [m.id for m in ext.merges]  # doctest: +SKIP
     [151851, 151852, 151853, 151854]
     """
+    check_start_id(start_id)
     first_free = default_start_id(base)
     if start_id is None:
         start_id = first_free
@@ -141,7 +143,24 @@ def learn_extension(
     ranks, pattern = byte_level_bpe(base)
     segments = _initial_segments(base, ranks, regex.compile(pattern), words, extension.warnings)
     _merge_until_whole(segments, extension, ranks)
+    if extension.merges and extension.merges[-1].id > MAX_ID:
+        raise ExtensionError(
+            f"start id {start_id:,} leaves no room for {len(extension.merges)} new ids: the last would be "
+            f"{extension.merges[-1].id:,}, past {MAX_ID:,}, the largest id tiktoken accepts"
+        )
     return extension
+
+
+def check_start_id(start_id: int | None) -> None:
+    """Refuse a start id no `.tiktoken` loader accepts (tiktoken keeps ids as 32-bit numbers).
+
+    >>> check_start_id(10**11)
+    Traceback (most recent call last):
+    ...
+    tokviz.training.extend.ExtensionError: start id 100,000,000,000 is past 4,294,967,294, the largest id tiktoken accepts
+    """
+    if start_id is not None and start_id > MAX_ID:
+        raise ExtensionError(f"start id {start_id:,} is past {MAX_ID:,}, the largest id tiktoken accepts")
 
 
 def _initial_segments(
