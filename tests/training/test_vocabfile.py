@@ -148,3 +148,44 @@ def test_a_pair_from_two_saves_is_refused(tmp_path: Path):
     os.replace(tmp_path / "b.tiktoken", tmp_path / "a.tiktoken")
     with pytest.raises(TokenizerError, match=r"a\.tiktoken is not the rank file a\.json was saved with"):
         load_trained(tmp_path / "a.tiktoken")
+
+
+KILL_BETWEEN_RENAMES = r"""
+import os, signal, sys
+from pathlib import Path
+from tokviz.core.files import AtomicGroup
+
+class KillBeforeSecondRename(AtomicGroup):
+    renames = 0
+    def step(self, what, path):
+        if what == "replace":
+            KillBeforeSecondRename.renames += 1
+            if KillBeforeSecondRename.renames == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+old, new = Path(sys.argv[1]), Path(sys.argv[2])
+files = [(old / "v.tiktoken", (new / "v.tiktoken").read_bytes()), (old / "v.json", (new / "v.json").read_bytes())]
+KillBeforeSecondRename(files).commit()
+"""
+
+
+def test_a_save_killed_between_its_renames_is_refused_and_recoverable(tmp_path: Path):
+    """kill -9 in the one window the renames leave: the pair does not load as a hybrid, and the
+    message names the backup that restores the old pair."""
+    import subprocess
+    import sys
+
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    save(train_texts(TRAINING, vocab_size=300, pattern="cl100k"), tmp_path / "old" / "v")
+    save(train_texts(TRAINING, vocab_size=320, pattern="none"), tmp_path / "new" / "v")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir()}
+    proc = subprocess.run([sys.executable, "-c", KILL_BETWEEN_RENAMES, str(tmp_path / "old"), str(tmp_path / "new")])
+    assert proc.returncode == -9
+    with pytest.raises(TokenizerError, match=r"the pair was not saved together; the old rank file is kept: mv ") as e:
+        load_trained(tmp_path / "old" / "v.tiktoken")
+    backup = Path(str(e.value).split("mv ")[1].split(" ")[0])
+    os.replace(backup, tmp_path / "old" / "v.tiktoken")
+    after = {p.name: p.read_bytes() for p in (tmp_path / "old").iterdir() if not p.name.startswith(".")}
+    assert after == before
+    assert load_trained(tmp_path / "old" / "v.tiktoken").vocab_size == 300

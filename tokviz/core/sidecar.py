@@ -170,10 +170,24 @@ def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
     except OSError as e:
         raise TokenizerError(f"cannot read {ranks_path}: {e.strerror or e}") from e
     if digest != sha:
+        backup = _matching_backup(ranks_path, sha)
+        way_out = f"the old rank file is kept: mv {backup} {ranks_path}" if backup else "save it again"
         raise TokenizerError(
             f"{ranks_path} is not the rank file {path.name} was saved with (sha256 {digest[:12]}..., "
-            f'the sidecar\'s "ranks_sha256" {sha[:12]}...): the pair was not saved together; save it again'
+            f'the sidecar\'s "ranks_sha256" {sha[:12]}...): the pair was not saved together; {way_out}'
         )
+
+
+def _matching_backup(ranks_path: Path, sha: str) -> Path | None:
+    """The backup a save killed between its renames left beside the file (`tokviz.core.files`
+    names it `.NAME.tiktoken.<hex>.old`), when it is the rank file this sidecar was saved with."""
+    for candidate in sorted(ranks_path.parent.glob(f".{ranks_path.name}.*.old")):
+        try:
+            if hashlib.sha256(candidate.read_bytes()).hexdigest() == sha:
+                return candidate
+        except OSError:
+            continue
+    return None
 
 
 def _check_trained(path: Path, data: dict[str, Any]) -> None:
