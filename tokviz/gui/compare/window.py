@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication, QShowEvent, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QCloseEvent, QColor, QShowEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -40,6 +40,7 @@ from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
 from tokviz.gui.compare.stream_dialog import StreamDialog
 from tokviz.gui.tools.menu import ToolWindows
+from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
 
 DEBOUNCE_MS = 250
@@ -135,21 +136,7 @@ class MainWindow(QMainWindow):
 
     def fit_to_screen(self) -> None:
         """Shrink and move the window so that it lies inside its screen's available area."""
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        if screen is None:
-            return
-        area = screen.availableGeometry()
-        frame = self.frameGeometry()
-        extra_w, extra_h = frame.width() - self.width(), frame.height() - self.height()
-        width = min(self.width(), area.width() - extra_w)
-        height = min(self.height(), area.height() - extra_h)
-        if (width, height) != (self.width(), self.height()):
-            self.resize(width, height)
-        frame = self.frameGeometry()
-        x = min(max(frame.left(), area.left()), area.right() + 1 - frame.width())
-        y = min(max(frame.top(), area.top()), area.bottom() + 1 - frame.height())
-        if (x, y) != (frame.left(), frame.top()):
-            self.move(x, y)
+        fit_to_screen(self)
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
@@ -506,6 +493,7 @@ class MainWindow(QMainWindow):
         total = len(pane.result.ids) if pane.result is not None else len(ids)
         self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self, total=total)
         self._stream.show()
+        fit_to_screen(self._stream)
 
     # -- settings --------------------------------------------------------------------------
     def _restore_settings(self) -> dict:

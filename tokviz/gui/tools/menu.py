@@ -11,7 +11,7 @@ imports the compare window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
@@ -24,11 +24,20 @@ from tokviz.gui.tools.pipeline_dialog import PipelineDialog, open_pipeline_dialo
 from tokviz.gui.tools.replay_dialog import ReplayDialog, open_replay_dialog
 from tokviz.gui.tools.vocab_browser import open_vocab_browser
 from tokviz.gui.trainer.panel import TrainerDialog
+from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
+
+D = TypeVar("D", bound=QDialog)
 
 #: the tools' shortcuts (shown in the Tools menu); the per-pane tools act on the current pane
 SHORTCUTS = {"vocabulary": "Ctrl+Shift+V", "replay": "Ctrl+Shift+M", "pipeline": "Ctrl+Shift+P",
              "analysis": "Ctrl+Shift+A", "extend": "Ctrl+Shift+E", "trainer": "Ctrl+Shift+T"}
+
+
+def on_screen(dialog: D) -> D:
+    """`dialog`, fitted into its screen (the trainer opened 1300 px wide on a 1024 px screen)."""
+    fit_to_screen(dialog)
+    return dialog
 
 
 class ToolHost(Protocol):
@@ -107,7 +116,7 @@ class ToolWindows(QObject):
         dialog = open_vocab_browser(self._window, pane.spec, self._host.text(), tokens)
         dialog.browser.jump_to.connect(self._host.highlight_chars)
         dialog.browser.jump_to.connect(self.reveal_chars)
-        return dialog
+        return on_screen(dialog)
 
     def reveal_chars(self, start: int, _end: int) -> None:
         """Scroll every pane to the token at character `start` (a highlighted occurrence)."""
@@ -119,12 +128,12 @@ class ToolWindows(QObject):
         dialog = open_replay_dialog(self._window, pane.spec, self._host.text(), policy=pane.policy,
                                     selection=self.selection_or_text())
         dialog.jump_to.connect(self._host.highlight_chars)
-        return dialog
+        return on_screen(dialog)
 
     def open_pipeline(self, pane: Any) -> PipelineDialog:
         span = self.selection_or_text()
         text = self._host.text() if span is None else self._host.text()[span[0]:span[1]]
-        return open_pipeline_dialog(self._window, pane.spec, text, policy=pane.policy)
+        return on_screen(open_pipeline_dialog(self._window, pane.spec, text, policy=pane.policy))
 
     # -- one of each, kept ---------------------------------------------------------------------------
     def open_analysis(self) -> AnalysisDialog:
@@ -133,7 +142,7 @@ class ToolWindows(QObject):
             self.analysis.close()
             self.analysis.deleteLater()
         self.analysis = open_analysis(self._window, [p.spec for p in self._host.panes], self._host.text())
-        return self.analysis
+        return on_screen(self.analysis)
 
     def open_extend(self) -> ExtendDialog:
         if self.extend is None:
@@ -144,7 +153,7 @@ class ToolWindows(QObject):
         else:
             self.extend.show()
             self.extend.raise_()
-        return self.extend
+        return on_screen(self.extend)
 
     def open_trainer(self) -> TrainerDialog:
         if self.trainer is None:
@@ -157,4 +166,4 @@ class ToolWindows(QObject):
         self.trainer.panel.set_compare_text(self._host.text())
         self.trainer.show()
         self.trainer.raise_()
-        return self.trainer
+        return on_screen(self.trainer)
