@@ -9,13 +9,15 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication
 
 from tokviz.analysis.chat import check_messages
+from tokviz.core.textfile import read_text_exact
 from tokviz.gui.chat.panel import ChatPanel
 from tokviz.gui.compare.window import MainWindow
 from tokviz.gui.widgets.theme import apply_theme, icon
@@ -24,26 +26,79 @@ ORGANIZATION = "tokviz"
 APPLICATION = "tokviz"
 
 
+class OptionError(Exception):
+    """A bad command-line option of the app: one line, said before any window or thread exists."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise OptionError(message)
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is less than {minimum}")
+        return number
+    return parse
+
+
+def _size(value: str) -> tuple[int, int]:
+    """`WxH` in pixels.
+
+    >>> _size("1400x860")
+    (1400, 860)
+    """
+    w, x, h = value.lower().partition("x")
+    if not (x and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not WIDTHxHEIGHT in pixels, e.g. 1400x860")
+    return int(w), int(h)
+
+
+def _policy(value: str) -> str:
+    value = value.strip()
+    if not value or not any(t.strip() for t in value.split(",")):
+        raise argparse.ArgumentTypeError(f"{value!r}: expected none, all, raise or tok1,tok2")
+    return value
+
+
+def _pane_policy(value: str) -> tuple[int, str]:
+    """`N:POLICY`, N counted from 1.
+
+    >>> _pane_policy("3:all")
+    (3, 'all')
+    """
+    index, colon, policy = value.partition(":")
+    if not (colon and index.strip().isdigit() and int(index) >= 1):
+        raise argparse.ArgumentTypeError(f"{value!r}: expected N:POLICY with a pane number N from 1, e.g. 2:all")
+    return int(index), _policy(policy)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="tokviz gui", description="Compare tokenizers side by side.")
+    """The app's options, each checked here (a bad one raises OptionError, before any thread starts)."""
+    p = _Parser(prog="tokviz gui", description="Compare tokenizers side by side.")
     p.add_argument("file", nargs="?", help="a text file to open")
     p.add_argument("--text", help="initial text")
     p.add_argument("--sample", help="a shipped sample: english, korean, chinese, japanese, emoji_chat, mixed, …")
     p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="SPEC",
                    help="a catalog name or vocabulary file (repeat for more panes)")
-    p.add_argument("--policy", default="none", help="special-token policy for every pane: none, all, raise, or tok1,tok2")
-    p.add_argument("--pane-policy", action="append", default=[], metavar="N:POLICY",
+    p.add_argument("--policy", default="none", type=_policy, help="special-token policy for every pane: none, all, raise, or tok1,tok2")
+    p.add_argument("--pane-policy", action="append", default=[], metavar="N:POLICY", type=_pane_policy,
                    help="special-token policy for pane N (1-based), e.g. 3:all")
     p.add_argument("--mode", choices=("text", "ids", "both"), help="token view")
-    p.add_argument("--select-char", type=int, metavar="N",
+    p.add_argument("--select-char", type=_count(0), metavar="N",
                    help="after loading, select the first pane's token covering character N")
-    p.add_argument("--context-limit", type=int, metavar="N",
+    p.add_argument("--context-limit", type=_count(1), metavar="N",
                    help="mark where a context of N tokens ends in every pane")
     p.add_argument("--diff", action="store_true", help="open in diff mode (where the panes cut differently)")
     p.add_argument("--chat", metavar="MESSAGES.json", nargs="?", const="",
                    help='open in Chat mode, with the conversation in MESSAGES.json ([{"role": ..., "content": ...}] '
                         'or {"messages": [...]}); without a file, with the example conversation')
-    p.add_argument("--size", default=None, metavar="WxH", help="window size, e.g. 1400x860")
+    p.add_argument("--size", default=None, metavar="WxH", type=_size, help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
     return p.parse_args(list(argv) if argv is not None else None)
@@ -89,23 +144,34 @@ def build_window(
 
 
 def window_from_args(args: argparse.Namespace) -> MainWindow:
+    """Build the window the options ask for. Raises OptionError, OSError or ValueError (NotTextError,
+    a bad --chat file); the window's threads are stopped again when an option turns out wrong
+    after it was built."""
     text = args.text
     if args.file:
-        text = Path(args.file).read_text("utf-8", errors="replace")
+        text = read_text_exact(args.file)
+    if args.tokenizers:
+        _check_pane_numbers(args.pane_policy, len(args.tokenizers))
     window = build_window(
         text=text, specs=args.tokenizers, settings=make_settings(args.settings),
         restore=not args.no_restore, policy=args.policy, mode=args.mode,
     )
-    for item in args.pane_policy:
-        index, _, policy = item.partition(":")
-        if not index.isdigit() or not 1 <= int(index) <= len(window.panes) or not policy:
-            raise KeyError(f"--pane-policy {item!r}: expected N:POLICY with N from 1 to {len(window.panes)}")
-        window.panes[int(index) - 1].set_policy(policy)
+    try:
+        _configure(window, args)
+    except BaseException:  # a bad option or --chat file: no pane thread may outlive the window
+        window.shutdown()
+        raise
+    return window
+
+
+def _configure(window: MainWindow, args: argparse.Namespace) -> None:
+    _check_pane_numbers(args.pane_policy, len(window.panes))
+    for index, policy in args.pane_policy:
+        window.panes[index - 1].set_policy(policy)
     if args.sample:
         window.load_sample(args.sample)
     if args.size:
-        w, _, h = args.size.partition("x")
-        window.resize(int(w), int(h))
+        window.resize(*args.size)
     if args.select_char is not None:
         _select_when_ready(window, args.select_char)
     if args.context_limit:
@@ -114,7 +180,6 @@ def window_from_args(args: argparse.Namespace) -> MainWindow:
         window.set_diff_mode(True)
     if args.chat is not None:
         open_chat(window, args.chat)
-    return window
 
 
 def open_chat(window: MainWindow, path: str) -> None:
@@ -142,6 +207,13 @@ def read_messages(path: str) -> tuple[list[dict], list[dict] | None]:
         return check_messages(value), tools
     except ValueError as e:
         raise ValueError(f"--chat {path}: {e}") from None
+
+
+def _check_pane_numbers(pane_policies: Sequence[tuple[int, str]], panes: int) -> None:
+    for index, policy in pane_policies:
+        if index > panes:
+            raise OptionError(f"argument --pane-policy: {index}:{policy}: there {'is' if panes == 1 else 'are'} "
+                              f"{panes} pane{'' if panes == 1 else 's'} (N counts from 1)")
 
 
 def _select_when_ready(window: MainWindow, char: int) -> None:
@@ -174,14 +246,21 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Entry point for `tokviz gui [options]`. `argv` is like `sys.argv`: the program name, then
     the options (`run(["tokviz", "--sample", "mixed", "-t", "qwen"])`)."""
     argv = list(sys.argv if argv is None else argv)
-    args = parse_args(argv[1:])
+    try:
+        args = parse_args(argv[1:])
+    except OptionError as e:
+        print(f"tokviz gui: {e} (tokviz gui --help lists the options)", file=sys.stderr)
+        return 2
     if problem := display_problem():
         print(f"tokviz: {problem}", file=sys.stderr)
         return 1
     app = build_app(argv[:1])
     try:
         window = window_from_args(args)
-    except (OSError, KeyError, ValueError) as e:
+    except OSError as e:
+        print(f"tokviz gui: cannot open {e.filename or args.file}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except (OptionError, KeyError, ValueError) as e:
         print(f"tokviz gui: {e}", file=sys.stderr)
         return 2
     window.show()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
+from tokviz.core.textfile import NotTextError, read_text_exact
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.diff_mode import DiffMode
 from tokviz.gui.compare.editor import InputEditor
@@ -185,12 +186,13 @@ class MainWindow(QMainWindow):
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
-        return self.editor.toPlainText()
+        """The input exactly as pasted, typed or opened (not toPlainText, which rewrites it)."""
+        return self.editor.raw_text()
 
     def set_text(self, text: str) -> None:
         """Replace the input and tokenize it at once (no debounce)."""
         with QSignalBlocker(self.editor):
-            self.editor.setPlainText(text)
+            self.editor.set_raw_text(text)
         self.flush_text()
 
     def flush_text(self) -> None:
@@ -202,13 +204,18 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"{len(text):,} characters · tokenizing…", 3000)
 
     def open_text_file(self, path: str) -> None:
+        """Open a file as the input, exactly as it is on disk (its bytes decoded as UTF-8); a file
+        that is not UTF-8 text is refused with a message saying where and why."""
         try:
-            data = Path(path).read_bytes()
+            text = read_text_exact(path)
         except OSError as e:
             self.show_message(f"cannot open {path}: {e.strerror or e}")
             return
-        self.set_text(data.decode("utf-8", errors="replace"))
-        self.show_message(f"opened {path} ({len(data):,} bytes)")
+        except NotTextError as e:
+            self.show_message(f"not opened: {e}")
+            return
+        self.set_text(text)
+        self.show_message(f"opened {path} ({len(text.encode('utf-8', 'surrogatepass')):,} bytes)")
 
     def load_sample(self, name: str) -> None:
         """Load a shipped sample by file name, stem, kind or title word (`mixed`, `korean`)."""
