@@ -127,6 +127,7 @@ class DiffPanel(QWidget):
         self.reference.setToolTip("the pane the others are compared with")
         self.reference.activated.connect(reference_changed)
         self.stretch_list = QListWidget()
+        self.stretch_list.setMinimumHeight(120)  # a few stretches readable without dragging the splitter
         self.stretch_list.itemActivated.connect(self._on_item)
         self.stretch_list.itemClicked.connect(self._on_item)
         top = QHBoxLayout()
