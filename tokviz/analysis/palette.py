@@ -67,5 +67,6 @@ def mix(color: str, other: str, amount: float) -> str:
     return "#" + "".join(f"{round(x + (y - x) * amount):02x}" for x, y in zip(a, b))
 
 
-#: how the second shade of a kind colour is made (towards white: text stays dark on it)
-SHADE_MIX = ("#ffffff", 0.45)
+#: how the second shade of a kind colour is made: a little darker (fragment cells are drawn lighter
+#: than their colour, and a lighter second shade washed out to white); dark text stays readable
+SHADE_MIX = ("#000000", 0.14)

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, QSize
-from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent
+from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from tokviz.core.tokens import TokenKind
 from tokviz.gui.compare.cells import Cell
-from tokviz.gui.compare.token_view import LIMIT_PEN, PAST_LIMIT_FILL, TEXT_COLOR, TokenView
+from tokviz.gui.compare.token_view import LIMIT_PEN, PAST_LIMIT_FILL, TokenView
 from tokviz.gui.widgets.theme import token_colors
 
 #: (what, kind drawn, label)
@@ -43,6 +43,7 @@ class TokenLegend(QWidget):
         colors = token_colors()
         painter = QPainter(self)
         h = self._fm.height()
+        text_color = self.palette().color(QPalette.ColorRole.WindowText)
         x = 0.0
         baseline = 2 + self._fm.ascent()
         for what, kind, label in ENTRIES:
@@ -53,7 +54,7 @@ class TokenLegend(QWidget):
                 painter.fillRect(rect, PAST_LIMIT_FILL)
                 painter.setPen(LIMIT_PEN)
                 painter.drawLine(rect.topLeft(), rect.bottomLeft())
-            painter.setPen(TEXT_COLOR)
+            painter.setPen(text_color)  # the window's text colour: readable in light and dark themes
             painter.drawText(QPointF(x + SWATCH_W + GAP, baseline), label)
             x += SWATCH_W + GAP + self._fm.horizontalAdvance(label) + ITEM_GAP
         painter.end()
