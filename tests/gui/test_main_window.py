@@ -65,21 +65,22 @@ def test_special_policy_switch_changes_the_cut(qtbot, make_window, vocab) -> Non
     assert len(pane.view.tokens) < len(as_text)
 
 
-def test_disallowed_special_token_shows_the_value_error(qtbot, make_window, vocab) -> None:
-    text = "a <|endoftext|> b"
+def test_disallowed_special_token_says_where_and_the_ways_out(qtbot, make_window) -> None:
+    text = "a\nb <|endoftext|> b"
     window = make_window(["cl100k_base", "qwen"], text, policy="raise")
     wait_ready(qtbot, window)
-    try:
-        vocab("cl100k_base").encode(text, disallowed_special="all")
-    except ValueError as e:
-        expected = str(e)
     for pane in window.panes:
-        assert pane.error and "<|endoftext|>" in pane.error and pane.warning.isVisibleTo(pane)
+        assert pane.error.startswith("<|endoftext|> at line 2, column 3 is special-token text")
+        assert "policy to none" in pane.error and "or all" in pane.error
+        assert pane.warning.isVisibleTo(pane) and "show it" in pane.warning.text()
         assert pane.result is None and pane.view.tokens == []
-    assert window.panes[0].error == expected
-    window.panes[0].set_policy("none")  # the way out works and the app kept running
+        assert not pane.busy and "tokenizing" not in pane.subtitle.text()
+    window.panes[0]._on_warning_link("jump")  # the "show it" link selects the token's text
+    assert window.selected_chars() == (4, 17)
+    window.panes[0]._on_warning_link("none")  # a way out works and the app kept running
     wait_ready(qtbot, window)
     assert window.panes[0].error is None and window.panes[0].result is not None
+    assert window.panes[0].policy.label == "none"
 
 
 def test_bad_vocabulary_file_shows_a_message(qtbot, make_window, tmp_path) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
+from collections.abc import Iterable
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
@@ -57,6 +60,7 @@ class TokenPane(QFrame):
     scrolled = Signal(object, int)  # self, top character
     updated = Signal(object)  # a new result, an error or the tokenizer loaded
     message = Signal(str)  # for the status bar
+    jump_requested = Signal(int, int)  # a character span of the text to show (a refused special token)
 
     stream_ready = Signal(object, object, object, object)  # self, ids, naive, buffered
 
@@ -127,7 +131,9 @@ class TokenPane(QFrame):
         self.model_adds_check.hide()
         self.model_adds_check.toggled.connect(self._on_model_adds)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
-        self.warning = QLabel(objectName="warningLabel", wordWrap=True)
+        self.warning = QLabel(objectName="warningLabel", wordWrap=True, textFormat=Qt.TextFormat.RichText)
+        self.warning.linkActivated.connect(self._on_warning_link)
+        self._refused_span = (0, 0)
         self.warning.hide()
         # labels whose text changes must not change the pane's width: every view would re-wrap
         for label in (self.subtitle, self.warning):
@@ -310,6 +316,7 @@ class TokenPane(QFrame):
         self.busy = False
         self.error = None
         self.warning.hide()
+        self._note_unknown_specials()
         self.result = result
         self.view.color_by_id = result.options.color_by_id
         self.view.set_result(result)
@@ -323,8 +330,52 @@ class TokenPane(QFrame):
         self.busy = False
         self.result = None
         self.view.set_result(None)
-        self._show_error(message)
+        found = self._refused_special()
+        if found is not None:
+            self._show_refused(*found)
+            self.subtitle.setText(f"{self.tokenizer.describe()} · special-token text refused")  # type: ignore[union-attr]
+        else:
+            self._show_error(message)
+            self.subtitle.setText(f"{self.tokenizer.describe()} · failed" if self.tokenizer else "failed")
         self.updated.emit(self)
+
+    def _refused_special(self) -> tuple[str, int] | None:
+        """Under `raise`, the first special token's text in the input and where it starts."""
+        if self.tokenizer is None or self._text is None or self.policy.disallowed_special != "all":
+            return None
+        return first_special(self._text, self.tokenizer.special_tokens)
+
+    def _show_refused(self, token: str, start: int) -> None:
+        text = self._text or ""
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        self._refused_span = (start, start + len(token))
+        self.error = (f"{token} at line {line}, column {column} is special-token text, and the policy "
+                      f"raise refuses it: switch this pane's policy to none (cut it as plain text) or "
+                      f"all (cut it as the control token)")
+        self.warning.setText(
+            f"<b>{html.escape(token)}</b> at line {line}, column {column} (<a href='jump'>show it</a>) is "
+            "special-token text, and the policy <i>raise</i> refuses it. Switch this pane's policy to "
+            "<a href='none'>none</a> (cut it as plain text) or <a href='all'>all</a> (cut it as the control token)."
+        )
+        self.warning.show()
+        self.stats_label.setText("—")
+        self.message.emit(f"{self.short_name}: {self.error}")
+
+    def _on_warning_link(self, link: str) -> None:
+        if link == "jump":
+            self.jump_requested.emit(*self._refused_span)
+        elif link in ("none", "all"):
+            self.set_policy(link)
+
+    def _note_unknown_specials(self) -> None:
+        """Say when the policy names a token this vocabulary does not have (plain text here)."""
+        unknown = self.policy.unknown_to(self.tokenizer.special_tokens) if self.tokenizer else []
+        if unknown:
+            names = ", ".join(html.escape(repr(t), quote=False) for t in unknown)
+            self.warning.setText(f"{names} {'is' if len(unknown) == 1 else 'are'} not a special token of "
+                                 f"{html.escape(self.short_name)}: plain text here")
+            self.warning.show()
 
     def _on_cancelled(self, gen: int) -> None:
         if gen == self._gen:
@@ -332,19 +383,36 @@ class TokenPane(QFrame):
 
     def _show_error(self, message: str) -> None:
         self.error = message
-        self.warning.setText(message)
+        self.warning.setText(html.escape(message))
         self.warning.show()
         self.stats_label.setText("—")
-        self.message.emit(f"{self.spec}: {message}")
+        self.message.emit(f"{self.short_name}: {message}")
 
     # -- stats, hover, details -------------------------------------------------------------
-    def stats(self) -> Counts | None:
+    @property
+    def short_name(self) -> str:
+        """The vocabulary's name, or the file name of a spec that did not load (never a long path)."""
+        if self.tokenizer is not None:
+            return self.tokenizer.name
+        return Path(self.spec).name if ("/" in self.spec or "\\" in self.spec) else self.spec
+
+    @property
+    def current(self) -> bool:
+        """The pane's result is for the text it was last given (not an older one while it works)."""
         r = self.result
-        return Counts(len(r.tokens), r.n_chars, r.n_bytes) if r is not None else None
+        return not self.busy and r is not None and (r.text is self._text or r.text == self._text)
+
+    def stats(self) -> Counts | None:
+        """The counts of the current result; None while the pane works or when it failed."""
+        r = self.result
+        return Counts(len(r.tokens), r.n_chars, r.n_bytes) if r is not None and self.current else None
 
     def show_stats(self, first: Counts | None) -> None:
         stats = self.stats()
-        if stats is not None:
+        if stats is None:
+            self.stats_label.setText("tokenizing…" if self.busy or self.tokenizer is None and not self.error else "—")
+            self.stats_label.setToolTip("")
+        else:
             self.stats_label.setText(stats.summary(first))
             self.stats_label.setToolTip(
                 f"{stats.tokens:,} tokens for {stats.chars:,} characters ({stats.bytes:,} UTF-8 bytes)\n"
@@ -377,3 +445,16 @@ class TokenPane(QFrame):
         more = "…" if len(where) > MAX_OCCURRENCES_SHOWN else ""
         info = self.view.tooltip_for(index).replace("\n", " · ")
         return f"{info}\noccurs {len(where)}× in this text: {shown}{more}"
+
+
+def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
+    """The special token whose text occurs first in `text` (the longest at a tie) and where.
+
+    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
+    ('<|fim_prefix|>', 2)
+    """
+    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
+    if not found:
+        return None
+    start, _, token = min(found)
+    return token, start

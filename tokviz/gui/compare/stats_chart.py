@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 BAR_COLOR = QColor("#8ec5ff")
 TEXT_COLOR = QColor("#1f2937")
+NOTE_COLOR = QColor("#6b7280")
 
 
 class TokenBarChart(QWidget):
@@ -15,13 +16,14 @@ class TokenBarChart(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.rows: list[tuple[str, int | None]] = []
+        self.rows: list[tuple[str, int | str]] = []  # (name, count), or (name, why there is none)
         # a fixed size: a chart that grows with its rows would resize the editor beside it, and
         # re-wrapping a 1 MB document in the editor is a stall of its own
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Ignored)
         self.setFixedWidth(300)
 
-    def set_rows(self, rows: list[tuple[str, int | None]]) -> None:
+    def set_rows(self, rows: list[tuple[str, int | str]]) -> None:
+        """A count per pane, or a note (`tokenizing…`, `failed`) where a pane has no current one."""
         self.rows = rows
         self.update()
 
@@ -31,14 +33,19 @@ class TokenBarChart(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
         painter = QPainter(self)
         fm = painter.fontMetrics()
-        label_w = max((fm.horizontalAdvance(name) for name, _ in self.rows), default=0) + 8
-        top = max((c for _, c in self.rows if c), default=0)
+        # a label takes at most 40% of the width: one long name must not squeeze every bar
+        label_w = min(max((fm.horizontalAdvance(name) for name, _ in self.rows), default=0) + 8,
+                      int(self.width() * 0.4))
+        top = max((c for _, c in self.rows if isinstance(c, int)), default=0)
         row_h = min(18.0, (self.height() - 4) / max(len(self.rows), 1))
         for i, (name, count) in enumerate(self.rows):
             y = 2 + i * row_h
             painter.setPen(TEXT_COLOR)
-            painter.drawText(QRectF(2, y, label_w, row_h), Qt.AlignmentFlag.AlignVCenter, name)
-            if count is None:
+            shown = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, label_w - 6)
+            painter.drawText(QRectF(2, y, label_w, row_h), Qt.AlignmentFlag.AlignVCenter, shown)
+            if not isinstance(count, int):
+                painter.setPen(NOTE_COLOR)
+                painter.drawText(QRectF(label_w, y, self.width() - label_w, row_h), Qt.AlignmentFlag.AlignVCenter, count)
                 continue
             span = self.width() - label_w - 70
             w = span * count / top if top else 0

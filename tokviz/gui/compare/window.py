@@ -201,7 +201,8 @@ class MainWindow(QMainWindow):
         self._offsets = Utf16Map(text)
         for pane in self.panes:
             pane.set_text(text)
-        self.statusBar().showMessage(f"{len(text):,} characters · tokenizing…", 3000)
+        self._refresh_stats()  # no pane shows a number for the old text while it works
+        self._show_summary()
 
     def open_text_file(self, path: str) -> None:
         """Open a file as the input, exactly as it is on disk (its bytes decoded as UTF-8); a file
@@ -269,6 +270,7 @@ class MainWindow(QMainWindow):
         pane.scrolled.connect(self._on_pane_scrolled)
         pane.updated.connect(self._on_pane_updated)
         pane.message.connect(self.show_message)
+        pane.jump_requested.connect(self.select_chars)
         self.panes.append(pane)
         pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
         self.pane_splitter.addWidget(pane)
@@ -311,6 +313,7 @@ class MainWindow(QMainWindow):
         self._fit_panes()
         self._refresh_stats()
         self.diff.refresh()
+        self._show_summary()  # the removed pane is no longer listed
 
     def move_pane(self, pane: TokenPane, delta: int) -> None:
         i = self.panes.index(pane)
@@ -364,24 +367,32 @@ class MainWindow(QMainWindow):
         pane.view.set_limit(self.context_limit)
         self._refresh_stats()
         self.diff.refresh()
-        if self.mode != "chat" and all(p.result is not None or p.error for p in self.panes):  # Chat mode has its own
-            parts = [
-                f"{p.title.text()}: {len(p.result.tokens):,}" if p.result else f"{p.spec}: {p.error}"
-                for p in self.panes
-            ]
-            chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
-            summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
-            if self.context_limit is not None:
-                summary += " · " + self.context_summary()
-            self.statusBar().showMessage(summary)
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        """Every pane's count in the status bar, once all are current (never old and new mixed)."""
+        if self.mode == "chat":  # Chat mode has its own
+            return
+        if not all(p.current or (p.error and not p.busy) for p in self.panes):
+            self.statusBar().showMessage(f"{len(self._offsets.text):,} characters · tokenizing…")
+            return
+        parts = [
+            f"{p.short_name}: {len(p.result.tokens):,}" if p.current and p.result else f"{p.short_name}: failed"
+            for p in self.panes
+        ]
+        chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
+        summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
+        if self.context_limit is not None:
+            summary += " · " + self.context_summary()
+        self.statusBar().showMessage(summary)
 
     def _refresh_stats(self) -> None:
         if self.chat_panel is not None and self.mode == "chat":  # panes added, removed or moved
             self.chat_panel.set_specs([p.spec for p in self.panes])
-        first = self.panes[0].stats() if self.panes else None
+        first = self.panes[0].stats() if self.panes else None  # None while the first pane works
         for i, pane in enumerate(self.panes):
             pane.show_stats(first if i else None)
-        self.chart.set_rows([(p.title.text(), (s.tokens if (s := p.stats()) else None)) for p in self.panes])
+        self.chart.set_rows([(p.short_name, s.tokens if (s := p.stats()) else _chart_note(p)) for p in self.panes])
 
     def show_message(self, message: str) -> None:
         self.statusBar().showMessage(message, 15000)
@@ -555,6 +566,10 @@ class MainWindow(QMainWindow):
         self.save_settings()
         self.shutdown()
         super().closeEvent(event)
+
+
+def _chart_note(pane: TokenPane) -> str:
+    return "failed" if pane.error and not pane.busy else "tokenizing…"
 
 
 def _as_bool(value: object) -> bool:
