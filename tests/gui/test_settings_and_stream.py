@@ -123,3 +123,31 @@ def test_a_stream_past_the_cap_says_so(qtbot, vocab, monkeypatch) -> None:
     assert len(dialog.ids) == 3 and dialog.slider.maximum() == 3
     assert dialog.cap_note.isVisibleTo(dialog)
     assert dialog.cap_note.text() == f"Streams the first 3 of the text's {len(ids)} tokens."
+
+
+def test_the_whole_remembered_text_comes_back(qtbot, settings, tmp_path) -> None:
+    from tokviz.gui.app import build_window
+
+    text = ("line\r\n" + "x" * 99 + "\xa0") * 3_000  # 321,000 characters, over the old 200,000 cut
+    first = build_window(specs=["tokviz-samples"], text=text, settings=settings, restore=False)
+    qtbot.addWidget(first)
+    first.save_settings()
+    first.shutdown()
+    assert (tmp_path / "tokviz-test-input.txt").read_bytes() == text.encode()
+    again = build_window(specs=["tokviz-samples"], settings=settings)
+    qtbot.addWidget(again)
+    assert again.text() == text
+    again.shutdown()
+
+
+def test_a_cut_remembered_text_says_so(qtbot, settings) -> None:
+    from tokviz.gui.app import build_window
+
+    settings.setValue("input/text", "kept part")  # what an older tokviz, or a failed write, left
+    settings.setValue("input/length", 300_000)
+    window = build_window(specs=["tokviz-samples"], settings=settings)
+    qtbot.addWidget(window)
+    assert window.text() == "kept part"
+    assert "the remembered text was cut: its first 9 of 300,000 characters are shown" in \
+        window.statusBar().currentMessage()
+    window.shutdown()

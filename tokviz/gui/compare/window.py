@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
+from tokviz.core.files import write_atomic
 from tokviz.core.textfile import NotTextError, read_text_exact
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.diff_mode import DiffMode
@@ -46,7 +47,7 @@ from tokviz.gui.widgets.theme import icon
 
 DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
-MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings
+MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings when its file cannot be written
 MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still read
 
 
@@ -76,6 +77,7 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.diff.panel)
         self.tools = ToolWindows(self, self)
         build_menus(self, self.tools)
+        self._restore_note: str | None = None  # what the status bar says about the remembered text
         saved = self._restore_settings() if restore else {}
         initial = specs or saved.get("panes") or catalog.default_specs()
         policies = saved.get("policies", []) if not specs else []
@@ -91,6 +93,9 @@ class MainWindow(QMainWindow):
             self.load_sample("mixed")
         else:
             self.set_text(text if text is not None else saved["text"])
+        if text is not None:
+            self._restore_note = None
+        self.editor.textChanged.connect(self._forget_restore_note)
 
     # -- layout ----------------------------------------------------------------------------
     def _build_ui(self) -> None:
@@ -373,8 +378,9 @@ class MainWindow(QMainWindow):
         """Every pane's count in the status bar, once all are current (never old and new mixed)."""
         if self.mode == "chat":  # Chat mode has its own
             return
+        note = f" · {self._restore_note}" if self._restore_note else ""
         if not all(p.current or (p.error and not p.busy) for p in self.panes):
-            self.statusBar().showMessage(f"{len(self._offsets.text):,} characters · tokenizing…")
+            self.statusBar().showMessage(f"{len(self._offsets.text):,} characters · tokenizing…{note}")
             return
         parts = [
             f"{p.short_name}: {len(p.result.tokens):,}" if p.current and p.result else f"{p.short_name}: failed"
@@ -384,7 +390,7 @@ class MainWindow(QMainWindow):
         summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
         if self.context_limit is not None:
             summary += " · " + self.context_summary()
-        self.statusBar().showMessage(summary)
+        self.statusBar().showMessage(summary + note)
 
     def _refresh_stats(self) -> None:
         if self.chat_panel is not None and self.mode == "chat":  # panes added, removed or moved
@@ -532,9 +538,41 @@ class MainWindow(QMainWindow):
         model_adds = s.value("panes/model_adds", [])
         model_adds = [model_adds] if isinstance(model_adds, str) else list(model_adds or [])
         restored = {"panes": panes, "policies": policies, "model_adds": model_adds}
-        if s.contains("input/text"):
+        if s.contains("input/file"):
+            path = self._input_path()
+            try:
+                restored["text"] = path.read_bytes().decode("utf-8", "surrogatepass")
+            except (OSError, UnicodeDecodeError) as e:
+                self._restore_note = f"the remembered text in {path} could not be read ({e}): it is not shown"
+        elif s.contains("input/text"):
             restored["text"] = s.value("input/text", "") or ""
+            kept, whole = len(restored["text"]), int(s.value("input/length", 0) or 0)
+            if whole > kept:
+                self._restore_note = f"the remembered text was cut: its first {kept:,} of {whole:,} characters are shown"
         return restored
+
+    def _forget_restore_note(self) -> None:
+        self._restore_note = None
+
+    def _input_path(self) -> Path:
+        """Where the whole remembered text is kept: a file beside the settings file."""
+        settings = Path(self.settings.fileName())
+        return settings.with_name(settings.stem + "-input.txt")
+
+    def _save_text(self) -> None:
+        """Keep the whole text in a file (written atomically); only when that fails, the first
+        MAX_SAVED_TEXT characters in the settings, with the whole length so a restart can say so."""
+        s, text = self.settings, self.text()
+        try:
+            write_atomic(self._input_path(), text.encode("utf-8", "surrogatepass"))
+        except OSError:
+            s.remove("input/file")
+            s.setValue("input/text", text[:MAX_SAVED_TEXT])
+            s.setValue("input/length", len(text))
+        else:
+            s.setValue("input/file", self._input_path().name)
+            s.remove("input/text")
+            s.remove("input/length")
 
     def save_settings(self) -> None:
         s = self.settings
@@ -545,8 +583,7 @@ class MainWindow(QMainWindow):
         s.setValue("view/mode", self.options.mode)
         s.setValue("view/visible_whitespace", self.options.visible_whitespace)
         s.setValue("view/color_by_id", self.options.color_by_id)
-        text = self.text()
-        s.setValue("input/text", text if len(text) <= MAX_SAVED_TEXT else text[:MAX_SAVED_TEXT])
+        self._save_text()
         s.sync()
 
     def shutdown(self) -> None:
