@@ -103,3 +103,38 @@ def test_context_limit_marks_every_pane(qtbot, make_window):
     assert "all 1 tokens fit" in window.context_summary() or "tokens fit" in window.context_summary()
     window.set_context_limit(0)
     assert all(p.view.limit is None for p in window.panes)
+
+
+CHAT = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\nhi<|im_end|>\n"
+
+
+def test_analysis_counts_with_the_panes_special_token_policy(qtbot, make_window, vocab):
+    from .conftest import wait_ready
+
+    window = make_window(["qwen", "cl100k_base"], text=CHAT)
+    for pane in window.panes:
+        pane.set_policy("all")
+    wait_ready(qtbot, window)
+    dialog = window.tools.open_analysis()
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.analysis_finished, timeout=TIMEOUT_MS) as blocker:
+        pass
+    counts = [r.tokens for r in blocker.args[0].results]
+    assert counts == [len(p.result.tokens) for p in window.panes]
+    assert counts[0] == len(vocab("qwen").encode(CHAT, allowed_special="all"))
+    assert counts[0] != len(vocab("qwen").encode(CHAT))  # the policy matters for this text
+    assert "special tokens:</b> all, as in the panes" in dialog.source_label.text()
+
+
+def test_analysis_says_which_policy_when_the_panes_differ(qtbot, make_window, vocab):
+    from .conftest import wait_ready
+
+    window = make_window(["qwen", "cl100k_base"], text=CHAT)
+    window.panes[0].set_policy("all")
+    wait_ready(qtbot, window)
+    dialog = window.tools.open_analysis()
+    qtbot.addWidget(dialog)
+    with qtbot.waitSignal(dialog.analysis_finished, timeout=TIMEOUT_MS) as blocker:
+        pass
+    assert blocker.args[0].results[0].tokens == len(vocab("qwen").encode(CHAT))
+    assert "none (plain text): the panes differ (qwen all, cl100k_base none)" in dialog.source_label.text()

@@ -14,6 +14,8 @@ falls depends on the tokens. Truncation to N tokens runs in the worker too.
 from __future__ import annotations
 
 import dataclasses
+import html
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -52,7 +54,7 @@ from tokviz.analysis.stats import (
     analyze_text,
     stats_rows,
 )
-from tokviz.core.tokenizer import Tokenizer
+from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.tools.tokenizers import load_tokenizer
 from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
 from tokviz.gui.widgets.theme import icon
@@ -69,6 +71,7 @@ class AnalysisJob:
     limit: int | None
     text: str | None = None
     paths: tuple[str, ...] = ()
+    policy: SpecialPolicy = SpecialPolicy()
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,7 @@ def analyze(work: Job, job: AnalysisJob) -> AnalysisOutcome:
             specs[tok.name] = spec
     if not tokenizers:
         raise ValueError("no tokenizer could be loaded:\n" + "\n".join(errors))
-    options = StatsOptions(limit=job.limit)
+    options = StatsOptions(limit=job.limit, policy=job.policy)
     if job.paths:
         analysis = analyze_paths(job.paths, tokenizers, options=options, cancel=work.abort,
                                  progress=lambda done, total: work.report((done, total)))
@@ -120,7 +123,7 @@ def analyze(work: Job, job: AnalysisJob) -> AnalysisOutcome:
     else:
         analysis = analyze_text(job.text or "", tokenizers, options=options, cancel=work.abort)
         work.check()
-        inflation = format_inflation(job.text, tokenizers) if job.text else []
+        inflation = format_inflation(job.text, tokenizers, policy=job.policy) if job.text else []
     return AnalysisOutcome(job, analysis, inflation, specs, errors)
 
 
@@ -163,8 +166,10 @@ class AnalysisDialog(QDialog):
     truncated = Signal(str)  # the truncated text, also on the clipboard
     limit_marks = Signal(object)  # {tokenizer name: character where the limit falls} (text only)
 
-    def __init__(self, specs: list[str], text: str = "", parent: QWidget | None = None) -> None:
+    def __init__(self, specs: list[str], text: str = "", parent: QWidget | None = None, *,
+                 policies: Sequence[SpecialPolicy] = ()) -> None:
         super().__init__(parent)
+        self.policy, self.policy_note = counting_policy(specs, policies)
         self.setWindowTitle("tokviz — token cost and context analysis")
         self.setWindowIcon(icon("tokviz"))
         self.specs = list(dict.fromkeys(specs))
@@ -314,7 +319,7 @@ class AnalysisDialog(QDialog):
         self._cancel_analysis()
         limit = self.limit_box.value() or None
         paths = (self.folder,) if self.folder else ()
-        job = AnalysisJob(tuple(self.specs), limit, None if paths else self.text, paths)
+        job = AnalysisJob(tuple(self.specs), limit, None if paths else self.text, paths, self.policy)
         self.run = Worker(partial(analyze, job=job), owner=self, name="tokviz-analysis")
         self.run.yielded.connect(self._on_progress)
         self.run.returned.connect(self._on_finished)
@@ -359,7 +364,8 @@ class AnalysisDialog(QDialog):
         if self.folder:
             self.source_label.setText(f"<b>Folder:</b> {self.folder}")
         else:
-            self.source_label.setText(f"<b>Text:</b> {len(self.text):,} characters from the window")
+            self.source_label.setText(f"<b>Text:</b> {len(self.text):,} characters from the window · "
+                                      f"<b>special tokens:</b> {html.escape(self.policy_note)}")
         self.text_button.setVisible(bool(self.folder))
         self.skipped_side.setVisible(bool(self.folder))
         self.inflation_table.setVisible(not self.folder)
@@ -616,9 +622,31 @@ class AnalysisDialog(QDialog):
         super().done(result)
 
 
-def open_analysis(parent: QWidget | None, specs: list[str], text: str) -> AnalysisDialog:
-    """Show a non-modal analysis dialog for `text` with the tokenizers of `specs` and start it."""
-    dialog = AnalysisDialog(specs, text, parent)
+def counting_policy(specs: Sequence[str], policies: Sequence[SpecialPolicy]) -> tuple[SpecialPolicy, str]:
+    """The one special-token policy the counts use, and how to say it: the panes' own when they
+    agree; plain text (none) when they differ or say raise (a count cannot refuse the text).
+
+    >>> counting_policy(["qwen", "gpt2"], [SpecialPolicy.parse("all")] * 2)[1]
+    'all, as in the panes'
+    >>> counting_policy(["qwen", "gpt2"], [SpecialPolicy.parse("all"), SpecialPolicy()])[1]
+    'none (plain text): the panes differ (qwen all, gpt2 none)'
+    """
+    labels = [p.label for p in policies]
+    if not labels:
+        return SpecialPolicy(), "none (plain text)"
+    if len(set(labels)) > 1:
+        which = ", ".join(f"{s} {label}" for s, label in zip(specs, labels, strict=False))
+        return SpecialPolicy(), f"none (plain text): the panes differ ({which})"
+    if labels[0] == "raise":
+        return SpecialPolicy(), "none (plain text): the panes' raise refuses such text, a count cannot"
+    return policies[0], f"{labels[0]}, as in the panes"
+
+
+def open_analysis(parent: QWidget | None, specs: list[str], text: str, *,
+                  policies: Sequence[SpecialPolicy] = ()) -> AnalysisDialog:
+    """Show a non-modal analysis dialog for `text` with the tokenizers of `specs` and start it;
+    `policies`, one per spec, are the panes' special-token policies (see `counting_policy`)."""
+    dialog = AnalysisDialog(specs, text, parent, policies=policies)
     dialog.show()
     dialog.start()
     return dialog

@@ -141,7 +141,9 @@ class ToolWindows(QObject):
         if self.analysis is not None:
             self.analysis.close()
             self.analysis.deleteLater()
-        self.analysis = open_analysis(self._window, [p.spec for p in self._host.panes], self._host.text())
+        panes = self._host.panes
+        self.analysis = open_analysis(self._window, [p.spec for p in panes], self._host.text(),
+                                      policies=[p.policy for p in panes])
         return on_screen(self.analysis)
 
     def open_extend(self) -> ExtendDialog:
