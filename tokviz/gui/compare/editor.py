@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QMimeData, QRectF, Qt, Signal
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -49,6 +49,7 @@ MARKS = {
     "\u200b": ("|", "ZERO WIDTH SPACE"),
     "\u2060": ("|", "WORD JOINER"),
 }
+ASCII_MARKS = {"␍": "CR", "¶": "PS", "⍽": "_", "↵": "LS", "◇": "NC"}
 MARK_COLOR = QColor("#c2410c")
 MARK_BACKGROUND = QColor(194, 65, 12, 40)
 
@@ -234,18 +235,34 @@ class InputEditor(QPlainTextEdit):
         small = QFont(self.font())
         small.setPointSizeF(max(self.font().pointSizeF() * 0.8, 6.0))
         painter.setFont(small)
+        fm = painter.fontMetrics()
+        base = self.viewport().palette().base()
         for position, mark in marks:
+            if not fm.inFontUcs4(ord(mark[0])):  # the font lacks the symbol: its ASCII name
+                mark = ASCII_MARKS.get(mark, "?")
             cursor = QTextCursor(self.document())
             cursor.setPosition(position)
             left = self.cursorRect(cursor)
             cursor.setPosition(position + 1)
             right = self.cursorRect(cursor)
             width = right.left() - left.left() if right.top() == left.top() else 0
-            rect = QRectF(left.left(), left.top(), max(width, painter.fontMetrics().horizontalAdvance(mark)),
-                          left.height())
+            at_line_end = self.raw_char_at(position + 1) in ("\n", "")
+            if mark in ("⍽", "_"):  # a no-break space: a bracket under its own width
+                y = left.bottom() - 3
+                painter.setPen(MARK_COLOR)
+                painter.drawPolyline([QPointF(left.left() + 0.5, y - 3), QPointF(left.left() + 0.5, y),
+                                      QPointF(left.left() + max(width, 3) - 0.5, y),
+                                      QPointF(left.left() + max(width, 3) - 0.5, y - 3)])
+                continue
+            # at a line's end a mark may be wider than its character; inside a line it must not
+            # cover the next one
+            shown = max(width, fm.horizontalAdvance(mark)) if at_line_end else max(width, 2)
+            rect = QRectF(left.left(), left.top(), shown, left.height())
+            painter.fillRect(rect, base)  # hide the stand-in's own glyph (a box in most fonts)
             painter.fillRect(rect, MARK_BACKGROUND)
             painter.setPen(MARK_COLOR)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, mark)
+            if at_line_end or fm.horizontalAdvance(mark) <= shown:
+                painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, mark)
         painter.end()
 
 
