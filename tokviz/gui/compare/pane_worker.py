@@ -173,6 +173,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
     try:
         yield Loaded(info)
         last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
+        measurers = _Measurers()
         while True:
             kind, request = inbox.get(job)
             if kind == "stream":
@@ -190,14 +191,14 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
                 try:
-                    outcome, last = _tokenize(job, child, inbox, req, last)
+                    outcome, last = _tokenize(job, child, inbox, req, last, measurers)
                 except (ChildDied, OSError) as died:  # BrokenPipeError: it died while idle
                     child.stop()
                     try:
                         child, _ = _start_child(job, spec)
                     except LoadFailed as e:
                         raise ChildDied(f"{died}; starting it again failed: {e}") from None
-                    outcome, last = _tokenize(job, child, inbox, req, last)
+                    outcome, last = _tokenize(job, child, inbox, req, last, measurers)
             except Cancelled:
                 raise
             except ChildDied as e:  # the request fails; the next one starts a process again
@@ -209,8 +210,22 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
         child.stop()
 
 
+class _Measurers:
+    """The last fonts' CellMeasurer, kept across requests: it remembers every width it measured
+    (measuring is most of what preparing an edited text costs once its runs are joined)."""
+
+    def __init__(self) -> None:
+        self._fonts: Fonts | None = None
+        self._measurer: CellMeasurer | None = None
+
+    def for_fonts(self, fonts: Fonts) -> CellMeasurer:
+        if self._measurer is None or self._fonts != fonts:
+            self._fonts, self._measurer = fonts, CellMeasurer(fonts)
+        return self._measurer
+
+
 def _tokenize(job: Job, child: ChildProcess, inbox: Inbox, req: TokenizeRequest,
-              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None):
+              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None, measurers: _Measurers):
     t0 = time.perf_counter()
     if (last is not None and last[1] == req.policy and last[3] == req.model_adds
             and (last[0] is req.text or last[0] == req.text)):
@@ -224,7 +239,7 @@ def _tokenize(job: Job, child: ChildProcess, inbox: Inbox, req: TokenizeRequest,
         last = (req.text, req.policy, cols, req.model_adds)
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
-    tokens, cells, widths, newlines = prepare(cols, req.options, CellMeasurer(req.fonts))
+    tokens, cells, widths, newlines = prepare(cols, req.options, measurers.for_fonts(req.fonts))
     return PaneResult(
         req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
         cols.ids, cols.starts, cols.ends, cols.n_bytes, time.perf_counter() - t0,
