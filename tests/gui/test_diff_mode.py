@@ -102,3 +102,14 @@ def test_a_pane_against_itself_marks_nothing_and_panes_are_symmetric(vocab, text
     assert [m.tolist() for m in ab.marks] == [m.tolist() for m in reversed(ba.marks)]
     assert ab.editor_ranges.tolist() == ba.editor_ranges.tolist()
     assert [(s, e) for s, e, _, _ in ab.stretches] == [(s, e) for s, e, _, _ in ba.stretches]
+
+
+def test_the_view_menu_shows_the_mode_switched_on_elsewhere(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base", "o200k_base"], KOREAN)
+    view = next(a.menu() for a in window.menuBar().actions() if a.text() == "&View")
+    action = next(a for a in view.actions() if a.text().startswith("&Diff mode"))
+    window.set_diff_mode(True)  # as `tokviz --diff` does
+    view.aboutToShow.emit()
+    assert action.isChecked() and window.diff_mode_on()
+    action.setChecked(False)  # the menu switches it off
+    assert not window.diff_mode_on() and window.diff.panel.isHidden()

@@ -368,6 +368,9 @@ class MainWindow(QMainWindow):
         """Show where the panes cut differently (marks, agreement, stretches: `DiffMode`)."""
         self.diff.set_on(on)
 
+    def diff_mode_on(self) -> bool:
+        return self.diff.on
+
     def _on_pane_updated(self, pane: TokenPane) -> None:
         pane.view.set_limit(self.context_limit)
         self._refresh_stats()
