@@ -6,7 +6,7 @@ import gc
 import threading
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QObject, Signal
+from PySide6.QtCore import SIGNAL, QCoreApplication, QObject, Signal
 
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
@@ -183,6 +183,20 @@ def test_the_owner_destroyed_stops_the_worker_silently(qtbot) -> None:
     del owner  # destroyed at once: the worker aborts and waits for its thread
     assert saw_abort.is_set() and not worker.is_running and worker.outcome == "aborted"
     assert rec.seen == []
+
+
+def test_a_finished_worker_lets_go_of_its_owner(qtbot) -> None:
+    """An owner running many short works (a chat pane renders per edit) outlives them: a finished
+    worker waiting for the garbage collector must not be called when the owner goes later."""
+    owner = QObject()
+    destroyed = SIGNAL("destroyed(QObject*)")
+    baseline = owner.receivers(destroyed)
+    worker = Worker(lambda job: 1, owner=owner)
+    assert owner.receivers(destroyed) == baseline + 1
+    with qtbot.waitSignal(worker.finished, timeout=WAIT_MS):
+        worker.start()
+    assert owner.receivers(destroyed) == baseline
+    del owner  # nothing is called on the finished worker
 
 
 def test_stop_aborts_waits_and_ends_at_once(qtbot) -> None:

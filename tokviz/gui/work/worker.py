@@ -127,8 +127,9 @@ class Worker(QObject):
         self._progress.connect(self._on_progress)
         self._ended.connect(self._on_ended)
         self._thread.finished.connect(self._release)
-        if owner is not None:
-            owner.destroyed.connect(self._on_owner_destroyed)
+        # kept to disconnect once the run is over: a finished worker waiting for the cyclic garbage
+        # collector (its Job holds its signal) must not be called when its owner goes later
+        self._owner_connection = owner.destroyed.connect(self._on_owner_destroyed) if owner is not None else None
 
     # -- GUI thread --------------------------------------------------------------------------------
     def start(self) -> Worker:
@@ -202,7 +203,13 @@ class Worker(QObject):
             except (RuntimeError, TypeError):
                 pass
         _LIVE.discard(self)
+        self._drop_owner()
         self.finished.emit()
+
+    def _drop_owner(self) -> None:
+        connection, self._owner_connection = self._owner_connection, None
+        if connection is not None:
+            QObject.disconnect(connection)  # a no-op when the owner is already gone
 
     # -- the work's thread ---------------------------------------------------------------------------
     def _execute(self) -> None:
