@@ -384,7 +384,9 @@ class TokenView(QAbstractScrollArea):
             if line not in self._line_cache and time.perf_counter() > deadline:
                 # painting new lines costs ~2 ms each: finish them in the next paint, so four
                 # panes receiving results together never freeze the window
-                QTimer.singleShot(0, self.viewport().update)
+                # (the viewport as the timer's context: a view deleted before it fires is not called)
+                viewport = self.viewport()
+                QTimer.singleShot(0, viewport, viewport.update)
                 break
             painter.drawPixmap(QPointF(0, y), self._line_pixmap(line))
             rng = self.token_layout.line_range(line)  # type: ignore[union-attr]
