@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import numpy as np
 import pytest
@@ -167,16 +166,13 @@ def test_a_megabyte(vocab):
     block = "".join(SAMPLES)
     text = block * (1_000_000 // len(block.encode()) + 1)
     text = text[: len(text) * 1_000_000 // len(text.encode())]
-    started = time.perf_counter()
     tokens = vocab("deepseek-v3").encode(text)
-    elapsed = time.perf_counter() - started
     assert tokens[0].start == 0 and tokens[-1].end == len(text)
     assert tokens[-1].byte_end == len(text.encode())
     lengths = np.fromiter((len(t.bytes) for t in tokens), dtype=np.int64, count=len(tokens))
     assert int(lengths.sum()) == len(text.encode())
     ends = np.fromiter((t.byte_end for t in tokens), dtype=np.int64, count=len(tokens))
     assert (ends == np.cumsum(lengths)).all()
-    assert elapsed < 15, f"1 MB took {elapsed:.1f} s"  # ~2 s here, most of it the library; a loose guard
 
 
 # -- special-token policy ---------------------------------------------------------------------

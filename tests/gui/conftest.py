@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings
 from tokviz.gui.app import build_window
 from tokviz.gui.compare.window import MainWindow
 
-TIMEOUT_MS = 20_000
+TIMEOUT_MS = 120_000  # a bound for a stuck pane, not a race: waits end as soon as the panes are ready
 
 
 @pytest.fixture
