@@ -224,3 +224,15 @@ def test_scrolling_to_a_character_not_yet_laid_out_happens_once_it_is(qtbot, mak
     view.scroll_to_char(target)
     qtbot.waitUntil(lambda: view.layout_done, timeout=10_000)
     assert abs(view.top_char() - target) < 40
+
+
+def test_an_empty_text_is_a_finished_cut_of_no_tokens(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base", "mistral-7b-v0.1"], "")  # waits until every pane is ready
+    for pane in window.panes:
+        assert pane.result is not None and pane.result.tokens == [] and pane.view.layout_done
+    window.set_text("hi")
+    qtbot.waitUntil(lambda: all(p.result is not None and p.result.text == "hi" and p.view.layout_done
+                                for p in window.panes), timeout=120_000)
+    window.set_text("")
+    qtbot.waitUntil(lambda: all(p.result is not None and p.result.text == "" and p.view.layout_done
+                                for p in window.panes), timeout=120_000)

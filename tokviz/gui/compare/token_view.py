@@ -147,7 +147,10 @@ class TokenView(QAbstractScrollArea):
 
     @property
     def layout_done(self) -> bool:
-        return self.token_layout is not None and self.token_layout.done
+        """Every token of the result is placed (a result with no tokens has nothing to place)."""
+        if self.result is None:
+            return False
+        return not self.result.tokens or (self.token_layout is not None and self.token_layout.done)
 
     # -- layout ----------------------------------------------------------------------------
     def _wrap_width(self) -> float:
