@@ -309,6 +309,7 @@ def test_the_window_switches_to_chat_mode_with_its_panes(make_window, qtbot, tmp
     assert [p.spec for p in panel.panes] == [QWEN2]
     window.set_mode("text")
     assert window.modes.currentWidget() is window.splitter
+    assert window.statusBar().currentMessage().startswith("10 characters · ")  # the text's counts again
     with pytest.raises(ValueError, match="text or chat"):
         window.set_mode("diff")
 

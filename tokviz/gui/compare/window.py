@@ -188,6 +188,7 @@ class MainWindow(QMainWindow):
             self.modes.setCurrentWidget(self.chat_panel)
         else:
             self.modes.setCurrentWidget(self.splitter)
+            self._show_summary()  # the status bar said the chat's counts
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
