@@ -126,3 +126,15 @@ def test_closing_while_learning_stops_the_thread(qtbot) -> None:
     run = d.learn()
     d.close()
     assert not run.is_running
+
+
+def test_a_failed_save_says_once_what_failed_and_changes_nothing(qtbot, dialog, tmp_path: Path) -> None:
+    dialog.words_edit.setPlainText(SEED)
+    learn(qtbot, dialog)
+    out = tmp_path / "blocked.tiktoken"
+    out.with_suffix(".json").mkdir()  # a folder where the sidecar must go
+    assert dialog.save(out) is None
+    message = dialog.message.text()
+    assert "blocked.json" in message and "nothing was changed" in message
+    assert "cannot write" not in message  # one message, not the save's wrapped in another
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["blocked.json"]

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.core import catalog
+from tokviz.core.files import SaveError
 from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
 from tokviz.gui.widgets.theme import icon
@@ -352,6 +353,9 @@ class ExtendDialog(QDialog):
                 self.outcome.extension, target, base_spec=self.outcome.base_spec,
                 base_sha256=self.outcome.base_sha256,
             )
+        except SaveError as e:  # names the file and the cause, and says nothing was changed
+            self._error(str(e))
+            return None
         except OSError as e:
             self._error(f"cannot write {target}: {e.strerror or e}")
             return None
