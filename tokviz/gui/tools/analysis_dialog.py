@@ -21,12 +21,11 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QColor, QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDialog,
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
@@ -57,6 +56,7 @@ from tokviz.analysis.stats import (
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.tools.tokenizers import load_tokenizer
 from tokviz.gui.widgets.charts import BarChart, scripts_model, tokens_model
+from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Job, Worker, message_of
 
@@ -157,7 +157,7 @@ def _num(value: float | None, fmt: str) -> str:
     return "—" if value is None else format(value, fmt)
 
 
-class AnalysisDialog(QDialog):
+class AnalysisDialog(WorkDialog):
     """Tables, bar charts, context budget, format inflation and export for one text or folder."""
 
     analysis_finished = Signal(object)  # Analysis, restyled with the dialog's prices/rule/baseline
@@ -612,14 +612,6 @@ class AnalysisDialog(QDialog):
             if worker is not None:
                 worker.stop()
         self._set_busy(False)
-
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
-
-    def done(self, result: int) -> None:
-        self.shutdown()
-        super().done(result)
 
 
 def counting_policy(specs: Sequence[str], policies: Sequence[SpecialPolicy]) -> tuple[SpecialPolicy, str]:

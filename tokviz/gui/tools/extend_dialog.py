@@ -17,12 +17,11 @@ from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QCloseEvent, QFontDatabase
+from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QButtonGroup,
     QComboBox,
-    QDialog,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -44,6 +43,7 @@ from tokviz.core import catalog
 from tokviz.core.files import SaveError
 from tokviz.core.tokens import display_text, hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
+from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Job, Worker, message_of
 from tokviz.training.extend import (
@@ -102,7 +102,7 @@ def learn(work: Job, job: LearnJob) -> LearnOutcome:
 # -- the dialog ----------------------------------------------------------------------------------
 
 
-class ExtendDialog(QDialog):
+class ExtendDialog(WorkDialog):
     """Choose a base and words, learn the merges, look at them, save the extra vocabulary."""
 
     extension_saved = Signal(str)  # the saved extra .tiktoken: a pane spec for `catalog.load`
@@ -371,14 +371,6 @@ class ExtendDialog(QDialog):
         if self.run is not None:
             self.run.stop()
         self.learn_button.setEnabled(True)
-
-    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
-
-    def done(self, result: int) -> None:
-        self.shutdown()
-        super().done(result)
 
 
 def open_extend_dialog(parent: QWidget | None, base_spec: str | None) -> ExtendDialog:

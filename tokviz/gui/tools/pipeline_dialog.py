@@ -20,7 +20,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -35,6 +34,7 @@ from tokviz.core.backends.chatglm import ChatGLMTokenizer
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text
 from tokviz.gui.tools.replay_dialog import Chip, ChipFlow, scrolled
+from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.work.worker import Worker, message_of
@@ -118,7 +118,7 @@ class StageBox(QFrame):
         return [c.label for c in self.chips.chips] if self.chips is not None else []
 
 
-class PipelineDialog(QDialog):
+class PipelineDialog(WorkDialog):
     """The stages of `text` in the tokenizer `spec`, as a vertical list of stage boxes."""
 
     ready = Signal()  # stages (or a message saying why there are none) are shown
@@ -255,14 +255,6 @@ class PipelineDialog(QDialog):
     def shutdown(self) -> None:
         for call in self._calls:
             call.stop()
-
-    def done(self, result: int) -> None:
-        self.shutdown()
-        super().done(result)
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
 
 
 def open_pipeline_dialog(parent: QWidget | None, spec: str, text: str, *,

@@ -41,7 +41,6 @@ from PySide6.QtGui import (
     QPen,
 )
 from PySide6.QtWidgets import (
-    QDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -70,6 +69,7 @@ from tokviz.analysis.replay import (
 from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
+from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.labels import busy_page, plain_text_labels
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.work.worker import Worker, message_of
@@ -368,7 +368,7 @@ def _ids_text(ids: Sequence[int], limit: int = 200) -> str:
     return f"[{shown}{', …' if len(ids) > limit else ''}]  ({len(ids):,} ids)"
 
 
-class ReplayDialog(QDialog):
+class ReplayDialog(WorkDialog):
     """Merge replay of `text` (or `text[selection[0]:selection[1]]`) in the tokenizer `spec`.
 
     The range is replayed as a text of its own (its first and last chunk can differ from the cut
@@ -587,14 +587,6 @@ class ReplayDialog(QDialog):
     def shutdown(self) -> None:
         if self._call is not None:
             self._call.stop()
-
-    def done(self, result: int) -> None:
-        self.shutdown()
-        super().done(result)
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.shutdown()
-        super().closeEvent(event)
 
 
 def open_replay_dialog(parent: QWidget | None, spec: str, text: str, *, policy: SpecialPolicy | str = "none",

@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
     QComboBox,
-    QDialog,
     QFormLayout,
     QFrame,
     QHBoxLayout,
@@ -61,6 +60,7 @@ from tokviz.analysis.vocabulary import (
 from tokviz.core import catalog
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
+from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.labels import busy_page, error_label, plain_text_labels
 from tokviz.gui.widgets.theme import token_colors
 from tokviz.gui.work.worker import Worker, message_of
@@ -671,7 +671,7 @@ class VocabBrowser(QWidget):
 MIN_ASIDE_WIDTH = 420  # px: beside the window only where the dialog still reads
 
 
-class ContentDialog(QDialog):
+class ContentDialog(WorkDialog):
     """A dialog around one content widget that has `shutdown()`; closing it (Esc included) stops
     the content's background work."""
 
@@ -683,13 +683,8 @@ class ContentDialog(QDialog):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(content)
 
-    def done(self, result: int) -> None:
+    def shutdown(self) -> None:
         self.content.shutdown()  # type: ignore[attr-defined]
-        super().done(result)
-
-    def closeEvent(self, event) -> None:  # noqa: N802
-        self.content.shutdown()  # type: ignore[attr-defined]
-        super().closeEvent(event)
 
     @property
     def browser(self) -> QWidget:
