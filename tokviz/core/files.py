@@ -10,26 +10,12 @@ from pathlib import Path
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Write `data` to `path` via a temporary file in the same folder, fsync and `os.replace`:
     readers see the old file or the whole new one, and a full disk leaves the old file intact.
-
-    The temporary file is created with mode 0666 less the umask, like any saved file (mkstemp
-    would make it 0600, and reading the umask means setting it, which races with other threads).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    else:  # pragma: no cover
-        raise FileExistsError(f"cannot create a temporary file next to {path}")
+    tmp, fd = _open_temp(path)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        _write_and_sync(fd, data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -121,21 +107,31 @@ def _temp_name(path: Path, kind: str) -> Path:
     return path.with_name(f".{path.name}.{secrets.token_hex(6)}.{kind}")
 
 
-def _write_temp(path: Path, data: bytes, group: AtomicGroup) -> Path:
+def _open_temp(path: Path) -> tuple[Path, int]:
+    """A new temporary file beside `path`, opened for writing: its name and descriptor.
+
+    Created with mode 0666 less the umask, like any saved file (mkstemp would make it 0600, and
+    reading the umask means setting it, which races with other threads)."""
     for _ in range(100):
         tmp = _temp_name(path, "tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except FileExistsError:
             continue
-    else:  # pragma: no cover
-        raise FileExistsError(f"cannot create a temporary file next to {path}")
-    group._temps[path] = tmp  # registered before writing, so a failed write removes it
+    raise FileExistsError(f"cannot create a temporary file next to {path}")  # pragma: no cover
+
+
+def _write_and_sync(fd: int, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _write_temp(path: Path, data: bytes, group: AtomicGroup) -> Path:
+    tmp, fd = _open_temp(path)
+    group._temps[path] = tmp  # registered before writing, so a failed write removes it
+    _write_and_sync(fd, data)
     return tmp
 
 
