@@ -76,7 +76,7 @@ def test_template_variables(capsys, tmp_path, chat_file):
     ("{% for m in messages %}\n{{ m.content }\n{% endfor %}", (), "broken.jinja line 2: unexpected '}'"),
     ("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", (), "stopped after"),
     ("{{ ''.__class__.__mro__ }}", (), "refused by the sandbox"),
-    ("ok", ("--set", "1x=2"), "--set '1x=2': expected KEY=VALUE"),
+    ("ok", ("--set", "1x=2"), "--set '1x=2' is not KEY=VALUE"),
     ("ok", ("--context", "0"), "--context 0"),
 ])
 def test_errors_are_one_line(capsys, tmp_path, chat_file, content, args, message):

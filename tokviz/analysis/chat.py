@@ -16,6 +16,7 @@ This module renders nothing itself (see `chat_template`) and draws nothing (no Q
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -130,6 +131,25 @@ class ChatAnalysis:
                 for f in self.findings
             ],
         }
+
+
+def template_variables(items: Sequence[str]) -> dict[str, Any]:
+    """Template keyword arguments from `KEY=VALUE` items: VALUE as JSON where it parses, else the
+    string itself. Raises ValueError naming an item that is not KEY=VALUE.
+
+    >>> template_variables(["enable_thinking=false", "effort=high low", "n=3"])
+    {'enable_thinking': False, 'effort': 'high low', 'n': 3}
+    """
+    variables: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ValueError(f"{item!r} is not KEY=VALUE (e.g. enable_thinking=false)")
+        try:
+            variables[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            variables[key] = raw  # a bare string
+    return variables
 
 
 def check_messages(messages: Any) -> list[dict[str, Any]]:

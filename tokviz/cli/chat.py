@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from tokviz.analysis.chat import TEMPLATE, ChatAnalysis, analyze_chat, check_messages
+from tokviz.analysis.chat import TEMPLATE, ChatAnalysis, analyze_chat, check_messages, template_variables
 from tokviz.analysis.chat_sources import choose_template
 from tokviz.analysis.chat_template import ChatTemplateError
 from tokviz.cli.errors import CliError, decode_input
@@ -69,16 +69,10 @@ def read_conversation(where: str) -> tuple[list[dict[str, Any]], list[dict[str, 
 
 
 def parse_variables(items: list[str]) -> dict[str, Any]:
-    variables = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.isidentifier():
-            raise CliError(f"--set {item!r}: expected KEY=VALUE, e.g. --set enable_thinking=false")
-        try:
-            variables[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            variables[key] = raw  # a bare string
-    return variables
+    try:
+        return template_variables(items)
+    except ValueError as e:
+        raise CliError(f"--set {e}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ pane render the edited text, and the pane's template error comes back here with 
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tokviz.analysis.chat import template_variables
 from tokviz.analysis.chat_template import Limits
 from tokviz.gui.chat.chat_pane import ChatPane
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION, MessageEditor
@@ -54,16 +54,10 @@ def parse_template_kwargs(text: str) -> dict[str, Any]:
         items = shlex.split(text)
     except ValueError as e:
         raise ValueError(f"template variables: {e}") from None
-    variables: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.isidentifier():
-            raise ValueError(f"template variables: {item!r} is not KEY=VALUE (e.g. enable_thinking=false)")
-        try:
-            variables[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            variables[key] = raw
-    return variables
+    try:
+        return template_variables(items)
+    except ValueError as e:
+        raise ValueError(f"template variables: {e}") from None
 
 
 class ChatPanel(QWidget):
