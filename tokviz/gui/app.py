@@ -107,14 +107,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def build_app(argv: Sequence[str] | None = None) -> QApplication:
     """The QApplication (reused when one exists), with the tokviz names, icon and style.
     `argv` is like `sys.argv` (Qt reads its own options from it)."""
-    app = QApplication.instance()
-    if app is None:
-        app = QApplication(list(argv or []) or ["tokviz"])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(list(argv or []) or ["tokviz"])
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     app.setWindowIcon(icon("tokviz"))
     apply_theme(app)  # the style sheet and a light palette to match, in dark system themes too
-    return app  # type: ignore[return-value]
+    return app
 
 
 def make_settings(path: Path | None = None) -> QSettings:

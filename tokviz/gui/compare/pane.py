@@ -300,7 +300,7 @@ class TokenPane(QFrame):
             )
             self.model_adds_check.show()
         self.subtitle.setText(tokenizer.describe())
-        specials = sorted(tokenizer.special_tokens, key=tokenizer.special_tokens.get)[:50]
+        specials = sorted(tokenizer.special_tokens, key=tokenizer.special_tokens.__getitem__)[:50]
         self.policy_combo.addItems([s for s in specials if self.policy_combo.findText(s) < 0])
         self._submit()
         self.updated.emit(self)

@@ -133,7 +133,7 @@ class TokenView(QAbstractScrollArea):
         self._relayout(keep_char=top_char)
 
     @property
-    def tokens(self) -> list[Token]:
+    def tokens(self) -> Sequence[Token]:
         return self.result.tokens if self.result else []
 
     def cell(self, index: int) -> Cell:
@@ -418,7 +418,7 @@ class TokenView(QAbstractScrollArea):
         for index in past:
             if (rect := self.cell_rect(index)) is not None:
                 painter.fillRect(rect, PAST_LIMIT_FILL)
-        if self.limit in past and (rect := self.cell_rect(self.limit)) is not None:
+        if self.limit is not None and self.limit in past and (rect := self.cell_rect(self.limit)) is not None:
             painter.setPen(LIMIT_PEN)
             painter.drawLine(rect.topLeft(), rect.bottomLeft())
 

@@ -229,10 +229,10 @@ class AnalysisDialog(WorkDialog):
         self.json_button = QPushButton("Export JSON…")
         self.json_button.clicked.connect(lambda: self._choose_export("json"))
         second = QHBoxLayout()
-        for label, w in (("Baseline", self.baseline_box), ("Chars per token rule", self.rule_box),
-                         ("Context budget N", self.limit_box), ("for", self.truncate_box)):
-            second.addWidget(QLabel(label))
-            second.addWidget(w)
+        for caption, field in (("Baseline", self.baseline_box), ("Chars per token rule", self.rule_box),
+                               ("Context budget N", self.limit_box), ("for", self.truncate_box)):
+            second.addWidget(QLabel(caption))
+            second.addWidget(field)
         second.addWidget(self.truncate_button)
         second.addStretch(1)
         second.addWidget(self.csv_button)
@@ -251,10 +251,10 @@ class AnalysisDialog(WorkDialog):
         self.stacked_box = QCheckBox("Stack scripts per tokenizer")
         self.stacked_box.toggled.connect(self._fill_charts)
         scripts_side = QWidget()
-        box = QVBoxLayout(scripts_side)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.addWidget(self.scripts_chart, 1)
-        box.addWidget(self.stacked_box)
+        scripts_column = QVBoxLayout(scripts_side)
+        scripts_column.setContentsMargins(0, 0, 0, 0)
+        scripts_column.addWidget(self.scripts_chart, 1)
+        scripts_column.addWidget(self.stacked_box)
         charts = QSplitter(Qt.Orientation.Horizontal)
         charts.addWidget(self.tokens_chart)
         charts.addWidget(scripts_side)
@@ -269,19 +269,19 @@ class AnalysisDialog(WorkDialog):
         left, right = QWidget(), QWidget()
         self.inflation_label = QLabel(INFLATION_TITLE)
         self.inflation_label.setWordWrap(True)
-        for side, label, widget in ((left, self.inflation_label, self.inflation_table),
-                                    (right, self.skipped_label, self.skipped_list)):
+        for side, title, content in ((left, self.inflation_label, self.inflation_table),
+                                     (right, self.skipped_label, self.skipped_list)):
             lay = QVBoxLayout(side)
             lay.setContentsMargins(0, 0, 0, 0)
-            lay.addWidget(label)
-            lay.addWidget(widget)
+            lay.addWidget(title)
+            lay.addWidget(content)
         bottom.addWidget(left)
         bottom.addWidget(right)
         self.skipped_side = right
         bottom.setSizes([800, 400])
         split = QSplitter(Qt.Orientation.Vertical)
-        for w in (self.table, charts, bottom):
-            split.addWidget(w)
+        for part in (self.table, charts, bottom):
+            split.addWidget(part)
         split.setSizes([160, 360, 240])
         self.status = QLabel()
         self.status.setWordWrap(True)
@@ -525,7 +525,10 @@ class AnalysisDialog(WorkDialog):
         raise KeyError(name)
 
     def cell(self, name: str, col: int) -> QTableWidgetItem:
-        return self.table.item(self.row_of(name), col)
+        item = self.table.item(self.row_of(name), col)
+        if item is None:
+            raise KeyError(f"no cell {col} for {name}")
+        return item
 
     def _context_at(self, offset: int) -> str:
         before, after = self.text[max(offset - 40, 0):offset], self.text[offset:offset + 40]

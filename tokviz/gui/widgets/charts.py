@@ -192,7 +192,7 @@ class BarChart(QWidget):
             gy = y + i * (group_h + self.GAP)
             painter.setPen(TEXT_COLOR)
             painter.drawText(QRectF(8, gy, label_w - 6, group_h), Qt.AlignmentFlag.AlignVCenter, category)
-            x = left
+            x = float(left)
             for j, series in enumerate(m.series):
                 value = m.values[i][j]
                 w = span * value / top
