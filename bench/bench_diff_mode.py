@@ -19,8 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
+from bench_gui import open_window  # noqa: E402  (the scripts of bench/ run from their folder)
+from PySide6.QtCore import QElapsedTimer, QTimer  # noqa: E402
 
 from tokviz.core.resources import samples  # noqa: E402
-from tokviz.gui.app import build_app, build_window  # noqa: E402
 
 DEFAULT = ["cl100k_base", "o200k_base", "qwen", "mistral-7b-v0.1"]
 
@@ -89,18 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("-t", "--tokenizer", action="append", dest="specs")
     args = ap.parse_args(argv)
-    app = build_app([])
-    settings = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
-    window = build_window(specs=args.specs or DEFAULT, text="", settings=settings, restore=False)
-    window.resize(1400, 900)
-    window.show()
-    deadline = time.perf_counter() + 60
-    while any(p.tokenizer is None and p.error is None for p in window.panes):
-        app.processEvents()
-        time.sleep(0.005)
-        if time.perf_counter() > deadline:
-            print("tokenizers did not load", file=sys.stderr)
-            return 1
+    opened = open_window(args.specs or DEFAULT)
+    if opened is None:
+        return 1
+    app, window = opened
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; panes {[p.spec for p in window.panes]}")
     salt = 0
     for diff in (False, True):

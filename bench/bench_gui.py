@@ -57,6 +57,24 @@ class StallMeter:
         self.clock.restart()
 
 
+def open_window(specs: list[str]):
+    """The app and a 1400x900 compare window on `specs` with every tokenizer loaded (None, said
+    on stderr, when they do not load within a minute)."""
+    app = build_app([])
+    settings = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
+    window = build_window(specs=specs, text="", settings=settings, restore=False)
+    window.resize(1400, 900)
+    window.show()
+    deadline = time.perf_counter() + 60
+    while any(p.tokenizer is None and p.error is None for p in window.panes):
+        app.processEvents()
+        time.sleep(0.005)
+        if time.perf_counter() > deadline:
+            print("tokenizers did not load", file=sys.stderr)
+            return None
+    return app, window
+
+
 def ready(window, text: str) -> bool:
     return all(
         p.error is not None or (p.result is not None and p.result.text == text and p.view.layout_done)
@@ -70,19 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-t", "--tokenizer", action="append", dest="specs")
     ap.add_argument("--timeout", type=float, default=120.0)
     args = ap.parse_args(argv)
-    app = build_app([])
-    settings = QSettings(str(Path(tempfile.mkdtemp()) / "bench.ini"), QSettings.Format.IniFormat)
     specs = args.specs or (default_specs(4) + ["o200k_base", "qwen", "p50k_base"])[:4]
-    window = build_window(specs=specs, text="", settings=settings, restore=False)
-    window.resize(1400, 900)
-    window.show()
-    deadline = time.perf_counter() + 60
-    while any(p.tokenizer is None and p.error is None for p in window.panes):
-        app.processEvents()
-        time.sleep(0.005)
-        if time.perf_counter() > deadline:
-            print("tokenizers did not load", file=sys.stderr)
-            return 1
+    opened = open_window(specs)
+    if opened is None:
+        return 1
+    app, window = opened
     text = mixed_text(args.mb)
     meter = StallMeter()
     meter.start()

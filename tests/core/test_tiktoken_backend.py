@@ -6,6 +6,7 @@ import os
 
 import pytest
 import tiktoken
+import tiktoken.load
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -28,7 +28,7 @@ import heapq
 import os
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -88,6 +88,19 @@ class GGUFTokenizer(Tokenizer):
         if self.algorithm == "spm":
             glue = {t[k - 1] for t in self._texts for k in range(1, len(t)) if t[k] == _SPACE != t[k - 1]}
             self._spm_cut = re.compile(f"(?<=[^{re.escape(_SPACE + ''.join(sorted(glue)))}]){_SPACE}")
+
+    def _cached(
+        self, piece: str, cut: Callable[[str], list[tuple[int, int, int]]]
+    ) -> list[tuple[int, int, int]]:
+        """`cut(piece)`, remembered per piece: a piece that cannot span a boundary of the model
+        (a pre-tokenized word, a SentencePiece piece, a whitespace-free run) cuts the same way
+        wherever it stands. The memory is dropped past 200,000 pieces."""
+        done = self._word_cache.get(piece)
+        if done is None:
+            done = self._word_cache[piece] = cut(piece)
+            if len(self._word_cache) > 200_000:
+                self._word_cache.clear()
+        return done
 
     # -- loading ----------------------------------------------------------------------------------
 
@@ -332,14 +345,8 @@ class GGUFTokenizer(Tokenizer):
         if self.escape_whitespaces:
             segment = segment.replace(" ", _SPACE)
         out: list[tuple[int, int, int]] = []
-        cache = self._word_cache
         for ws, we in self._pretokenizer.split(segment):
-            word = segment[ws:we]
-            cut = cache.get(word)
-            if cut is None:
-                cut = cache[word] = self._bpe_word(word)
-                if len(cache) > 200_000:
-                    cache.clear()
+            cut = self._cached(segment[ws:we], self._bpe_word)
             base = a + ws
             out.extend((i, base + s, base + e) for i, s, e in cut)
         return out
@@ -419,18 +426,12 @@ class GGUFTokenizer(Tokenizer):
         processed = (_SPACE if prefix else "") + text[a:b].replace(" ", _SPACE)
         shift = a - 1 if prefix else a  # processed index k is original character shift + k
         out: list[tuple[int, int, int]] = []
-        cache = self._word_cache
         pos = 0
         cuts = [m.start() for m in self._spm_cut.finditer(processed)] + [len(processed)]
         for cut in cuts:
             if cut <= pos:
                 continue
-            piece = processed[pos:cut]
-            done = cache.get(piece)
-            if done is None:
-                done = cache[piece] = self._spm_piece(piece)
-                if len(cache) > 200_000:
-                    cache.clear()
+            done = self._cached(processed[pos:cut], self._spm_piece)
             for token, s, e in done:
                 s, e = pos + s + shift, pos + e + shift
                 out.append((token, max(s, a), max(e, a)))  # the `▁` prefix spans no character
@@ -507,14 +508,8 @@ class GGUFTokenizer(Tokenizer):
     def _wpm_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
         """Whitespace always ends a word, so each run between whitespace is cut once and cached."""
         out: list[tuple[int, int, int]] = []
-        cache = self._word_cache
         for m in _NOT_SPACE.finditer(text, a, b):
-            chunk = m.group()
-            done = cache.get(chunk)
-            if done is None:
-                done = cache[chunk] = self._wpm_chunk(chunk)
-                if len(cache) > 200_000:
-                    cache.clear()
+            done = self._cached(m.group(), self._wpm_chunk)
             base = m.start()
             out.extend((token, base + s, base + e) for token, s, e in done)
         return out

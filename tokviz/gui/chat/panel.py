@@ -50,12 +50,8 @@ def parse_template_kwargs(text: str) -> dict[str, Any]:
     >>> parse_template_kwargs('enable_thinking=false effort="high low" n=3')
     {'enable_thinking': False, 'effort': 'high low', 'n': 3}
     """
-    try:
-        items = shlex.split(text)
-    except ValueError as e:
-        raise ValueError(f"template variables: {e}") from None
-    try:
-        return template_variables(items)
+    try:  # shlex's unbalanced quotes and a pair that is not KEY=VALUE both say where
+        return template_variables(shlex.split(text))
     except ValueError as e:
         raise ValueError(f"template variables: {e}") from None
 
