@@ -147,3 +147,11 @@ def test_a_closed_pipe_ends_quietly():
     proc.stderr.close()
     assert proc.wait() == 141
     assert err == b""
+
+
+def test_html_into_a_folder_that_does_not_exist_is_refused_and_creates_nothing(capsys, tmp_path):
+    out = tmp_path / "no" / "such" / "page.html"
+    code, _, err = run(capsys, "encode", "-t", "cl100k_base", "--html", str(out), "hi")
+    assert code == 1 and err.count("\n") == 1
+    assert "no such folder" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()

@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     from tokviz.core.stream import encode_stream
 
     specs = args.tokenizers or ["cl100k_base"]
+    if args.html and not os.path.isdir(os.path.dirname(os.path.abspath(args.html))):
+        # an output names a file in a folder that exists: a typo must not become a new folder tree
+        raise CliError(f"--html {args.html}: no such folder {os.path.dirname(os.path.abspath(args.html))}")
     if args.file:
         source = InputText(path=args.file)
     elif args.text == "-":
