@@ -7,6 +7,7 @@ the window module that builds them; the Tools menu is built by the window's `Too
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
@@ -80,7 +81,7 @@ def _edit_menu(w: MenuHost) -> None:
     menu = w.menuBar().addMenu("&Edit")
     for what, title in COPY_TITLES.items():
         shortcut = COPY_SHORTCUTS[what] if what != "text" else None
-        action = menu.addAction(title, lambda x=what: w.copy_from_pane(x))
+        action = menu.addAction(title, partial(w.copy_from_pane, what))
         if shortcut:
             action.setShortcut(QKeySequence(shortcut))
     menu.addSeparator()
@@ -96,7 +97,7 @@ def _samples_menu(w: MenuHost) -> None:
         menu.addAction(f"(samples unavailable: {e})").setEnabled(False)
         return
     for sample in items:
-        menu.addAction(sample.title, lambda s=sample: w.load_sample(s.file))
+        menu.addAction(sample.title, partial(w.load_sample, sample.file))
 
 
 def _view_menu(w: MenuHost) -> None:
@@ -132,7 +133,7 @@ def _view_menu(w: MenuHost) -> None:
 
 def _ask_context_limit(w: MenuHost) -> None:
     limit, ok = QInputDialog.getInt(
-        w, "Context limit", "Mark where a context of this many tokens ends in every pane (0: no mark):",
+        w.menuBar().window(), "Context limit", "Mark where a context of this many tokens ends in every pane (0: no mark):",
         w.context_limit or 4096, 0, 10_000_000, 256,
     )
     if ok:
@@ -154,7 +155,7 @@ def _tokenizers_menu(w: MenuHost) -> None:
         ("Move the current pane left", "left", lambda p: w.move_pane(p, -1)),
         ("Move the current pane right", "right", lambda p: w.move_pane(p, 1)),
     ):
-        menu.addAction(title, QKeySequence(PANE_SHORTCUTS[key]), lambda a=act: _on_current_pane(w, a))
+        menu.addAction(title, QKeySequence(PANE_SHORTCUTS[key]), partial(_on_current_pane, w, act))
     remove = menu.addMenu(icon("remove"), "&Remove")
     remove.aboutToShow.connect(lambda: _fill_pane_menu(remove, w, w.remove_pane))
     left = menu.addMenu("Move &left")
@@ -177,4 +178,4 @@ def _on_current_pane(w: MenuHost, act: Callable[[Any], object]) -> None:
 def _fill_pane_menu(menu: QMenu, w: MenuHost, act: Callable[[Any], object]) -> None:
     menu.clear()
     for pane in w.panes:
-        menu.addAction(pane.title.text(), lambda p=pane: act(p))
+        menu.addAction(pane.title.text(), partial(act, pane))

@@ -79,7 +79,7 @@ class LearnOutcome:
     job: LearnJob
     base_name: str
     base_spec: str  # what the sidecar names: the catalog name, or the resolved file path
-    base_sha256: str | None
+    base_sha256: str
     base_path: Path | None
     words: int
     extension: Extension

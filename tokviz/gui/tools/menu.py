@@ -11,6 +11,7 @@ imports the compare window.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject
@@ -92,7 +93,7 @@ class ToolWindows(QObject):
             sub.addAction(current)
             sub.addSeparator()
             for pane in self._host.panes:
-                sub.addAction(pane.spec, lambda p=pane: act(p))
+                sub.addAction(pane.spec, partial(act, pane))
             if not self._host.panes:
                 sub.addAction("(no tokenizer panes)").setEnabled(False)
 

@@ -52,6 +52,7 @@ from tokviz.analysis.vocabulary import (
     COLUMNS,
     KINDS,
     SCRIPTS,
+    Column,
     VocabFilter,
     VocabularyTable,
     looks_like_hex,
@@ -368,8 +369,9 @@ class VocabBrowser(QWidget):
         self.details_title = QLabel("Select a token", objectName="paneHeader", wordWrap=True)
         self.details_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form = QFormLayout()
-        self.details_fields: dict[str, QLabel] = {}
-        for key, label in (("piece", "Piece"), ("hex", "Bytes"), ("kind", "Kind"), ("script", "Script")):
+        self.details_fields: dict[Column, QLabel] = {}
+        fields: tuple[tuple[Column, str], ...] = (("piece", "Piece"), ("hex", "Bytes"), ("kind", "Kind"), ("script", "Script"))
+        for key, label in fields:
             value = QLabel("", wordWrap=True)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.details_fields[key] = value
@@ -594,7 +596,7 @@ class VocabBrowser(QWidget):
         self._shown_id = token_id
         table = self.table
         row = table.row_of(token_id) if table is not None and token_id is not None else None
-        if row is None:
+        if row is None or token_id is None:
             self.details_title.setText("Select a token")
             for value in self.details_fields.values():
                 value.setText("")
@@ -672,10 +674,10 @@ MIN_ASIDE_WIDTH = 420  # px: beside the window only where the dialog still reads
 
 
 class ContentDialog(WorkDialog):
-    """A dialog around one content widget that has `shutdown()`; closing it (Esc included) stops
-    the content's background work."""
+    """The dialog around one vocabulary browser; closing it (Esc included) stops the browser's
+    background work."""
 
-    def __init__(self, content: QWidget, title: str, parent: QWidget | None = None) -> None:
+    def __init__(self, content: VocabBrowser, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.content = content
@@ -684,10 +686,10 @@ class ContentDialog(WorkDialog):
         layout.addWidget(content)
 
     def shutdown(self) -> None:
-        self.content.shutdown()  # type: ignore[attr-defined]
+        self.content.shutdown()
 
     @property
-    def browser(self) -> QWidget:
+    def browser(self) -> VocabBrowser:
         return self.content
 
     def step_aside(self, *_span: object) -> None:

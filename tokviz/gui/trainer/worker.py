@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
@@ -167,14 +168,15 @@ def serve_recut(job: Job, *, inbox: Inbox) -> Generator[object, None, None]:
     """Answer count and curve requests until aborted: yields `Counted`, `CurvePoints`, `RecutFailed`."""
     encodings = _Encodings()
     while True:
-        kind, request = inbox.get(job)
-        gen = request[0]  # type: ignore[index]
+        kind, message = inbox.get(job)
+        request = cast(tuple[Any, ...], message)  # (gen, result, text[, k]), as `RecutBox` puts it
+        gen = request[0]
         try:
             if kind == "count":
-                _, result, text, k = request  # type: ignore[misc]
+                _, result, text, k = request
                 yield Counted(gen, k, encodings.count(result, text, k))
                 continue
-            _, result, text = request  # type: ignore[misc]
+            _, result, text = request
             ks = default_ks(len(result.merges), 32)
             counts = []
             for k in ks:

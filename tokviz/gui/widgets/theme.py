@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.resources import as_file
+from typing import Any
 
 from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
@@ -12,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from tokviz.analysis.palette import SHADE_MIX, mix
 from tokviz.core.tokens import TokenKind
 
-_FALLBACK = {
+_FALLBACK: dict[str, Any] = {
     "tokens": ["#cfe3ff", "#ffe0a8", "#c8f0d2", "#ffc9dc", "#e2d4ff", "#b8ece9"],
     "kinds": {"special": "#b39ddb", "fragment": "#ff8a80", "byte_fallback": "#ffb74d", "unknown": "#cfd3d8"},
     "highlight": "#ffd60a",

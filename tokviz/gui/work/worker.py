@@ -227,7 +227,7 @@ class Worker(QObject):
             kind = "returned"
         self._ended.emit(kind, value)
 
-    def _drive(self, generator: Generator[object, None, Any]) -> Any:
+    def _drive(self, generator: Generator[object, Any, Any]) -> Any:
         while True:
             try:
                 value = next(generator)
