@@ -113,3 +113,22 @@ def test_the_view_menu_shows_the_mode_switched_on_elsewhere(qtbot, make_window) 
     assert action.isChecked() and window.diff_mode_on()
     action.setChecked(False)  # the menu switches it off
     assert not window.diff_mode_on() and window.diff.panel.isHidden()
+
+
+def test_stretches_read_as_the_panes_draw_them(qtbot, make_window) -> None:
+    # cl100k cuts Korean syllables into byte fragments: a stretch writes each character once, in the
+    # token holding its first byte, with every token's hex kept, exactly as the pane's cells draw it
+    window = make_window(["cl100k_base", "o200k_base"], KOREAN)
+    window.set_diff_mode(True)
+    wait_diff(qtbot, window)
+    panel, left = window.diff.panel, window.panes[0].view
+    rows = [panel.stretch_list.item(k).text() for k in range(1, panel.stretch_list.count())]
+    fragmented = 0
+    for (start, _end, tokens, _), row in zip(window.diff.outcome.stretches, rows):
+        first = left.token_for_char(start)
+        cells = [left.cell(first + k) for k in range(len(tokens))]
+        drawn = "".join(f"[{c.label}⟨{c.hex}⟩]" if c.hex else f"[{c.label}]" for c in cells)
+        assert f"cl100k_base: {drawn}  " in row
+        fragmented += any(c.cont for c in cells)
+    assert fragmented  # the text has characters cut across tokens, each written once
+    assert not any("�⟨" in row for row in rows)  # no lone U+FFFD where the run makes a character

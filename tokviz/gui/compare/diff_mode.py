@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.analysis.diff import diff_cuttings
-from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+from tokviz.core.tokens import Token, display_text
+from tokviz.gui.compare.cells import ViewOptions, cells_for, join_fragments
 from tokviz.gui.work.worker import Job, Worker, message_of
 
 MAX_LISTED = 2000  # differing stretches listed for two panes
@@ -103,15 +104,25 @@ def _merge_ranges(ranges: np.ndarray) -> np.ndarray:
     return np.stack([starts, ends], axis=1)
 
 
-def shown(tokens: Sequence[Token]) -> str:
-    """A stretch's tokens as `[대][한]` with their ids after them."""
-    def one(t: Token) -> str:
-        if t.kind == TokenKind.SPECIAL:
-            return t.piece
-        text = display_text(t.bytes)
-        return f"{text}⟨{hex_bytes(t.bytes)}⟩" if t.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK) else text
+def shown(tokens: Sequence[Token], options: ViewOptions = ViewOptions()) -> str:  # noqa: B008 (frozen)
+    """A stretch's tokens as the panes draw them, each in brackets, with their ids after them.
 
-    return "".join(f"[{one(t)}]" for t in tokens) + "  " + " ".join(str(t.id) for t in tokens)
+    The labels are the panes' cells (`cells_for`, `join_fragments`): a character cut across
+    fragment tokens is written once, in the token holding its first byte, and every fragment keeps
+    its bytes in hex, so `대` cut in three reads `[대⟨eb⟩][⟨8c⟩][⟨80⟩]`, not three `�`.
+
+    >>> from tokviz.core.tokens import TokenKind; F = TokenKind.FRAGMENT
+    >>> shown([Token(1, b"\\xeb", 0, 1, 0, 1, F, ""), Token(2, b"\\x8c\\x80", 1, 3, 0, 1, F, ""),
+    ...        Token(3, b" a", 3, 5, 1, 3, TokenKind.NORMAL, "")])
+    '[대⟨eb⟩][⟨8c 80⟩][·a]  1 2 3'
+    """
+    cells = cells_for(tokens, options)
+    fragments = [i for i, cell in enumerate(cells) if cell.hex]
+    cells = [*cells]
+    for i, cell in join_fragments(tokens, cells, fragments, options).items():
+        cells[i] = cell
+    labels = (f"{c.label}⟨{c.hex}⟩" if c.hex else c.label for c in cells)
+    return "".join(f"[{label}]" for label in labels) + "  " + " ".join(str(t.id) for t in tokens)
 
 
 class DiffPanel(QWidget):
@@ -151,7 +162,10 @@ class DiffPanel(QWidget):
         self.stretch_list.clear()
         self.stretch_list.hide()
 
-    def show_outcome(self, outcome: DiffOutcome, names: list[str], text: str) -> None:
+    def show_outcome(self, outcome: DiffOutcome, names: list[str], text: str,
+                     options: ViewOptions = ViewOptions()) -> None:  # noqa: B008 (frozen)
+        """Show the agreement and, for two panes, the differing stretches in the panes' notation
+        (`options`: the window's, so whitespace reads as in the panes)."""
         ref = outcome.reference
         parts = []
         for i, name in enumerate(names):
@@ -170,6 +184,7 @@ class DiffPanel(QWidget):
             self.stretch_list.hide()
             return
         self.stretch_list.show()
+        ws = options.visible_whitespace
         if not outcome.n_stretches:
             self.stretch_list.addItem("same cuts everywhere; the ids differ (other numbering)")
             return
@@ -182,8 +197,8 @@ class DiffPanel(QWidget):
         self.stretch_list.addItem(head)
         for start, end, left, right in outcome.stretches:
             item = QListWidgetItem(
-                f"chars {start}-{end} {display_text(text[start:end])}    "
-                f"{names[ref]}: {shown(left)}    {names[other]}: {shown(right)}"
+                f"chars {start}-{end} {display_text(text[start:end], visible_whitespace=ws)}    "
+                f"{names[ref]}: {shown(left, options)}    {names[other]}: {shown(right, options)}"
             )
             item.setData(Qt.ItemDataRole.UserRole, (start, end))
             self.stretch_list.addItem(item)
@@ -266,7 +281,8 @@ class DiffMode:
         for pane, marks in zip(panes, outcome.marks):
             pane.view.set_boundary_marks(marks)
         self._mark_editor(outcome.editor_ranges)
-        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window._offsets.text)
+        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window._offsets.text,
+                                self.window.options)
 
     def _on_errored(self, error: BaseException) -> None:
         self._worker = None
