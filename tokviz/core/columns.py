@@ -105,19 +105,31 @@ class TokenColumns(Sequence[Token]):
 
 def columns_from_laid(parts: Sequence[Laid], info: TokenInfo, n_bytes: int) -> EncodedColumns:
     """Columns from the arrays backends lay out: tokens are told apart by (id, bytes) only where a
-    token's bytes are not its id's (unknown tokens); otherwise the id alone is the key."""
+    token's bytes are not its id's (unknown tokens); otherwise the id alone is the key.
+
+    Every pass over the tokens is in numpy (`np.unique` finds the keys); Python code runs once
+    per distinct id, and once per token only in a part that carries its own bytes (`Laid.datas`).
+    A per-token dict of (id, bytes) keys was 0.4 s of a 1 MB SentencePiece encode."""
     if not parts:
         return columns_from_tokens([], n_bytes)
-    ids = np.fromiter((i for p in parts for i in p.ids), dtype=np.int64)
-    with gc_paused():
-        datas = [d for p in parts for d in (p.datas if p.datas is not None else map(info.data.__getitem__, p.ids))]
-        keys = list(zip(ids.tolist(), datas))
-        index_of: dict[tuple[int, bytes], int] = {}
-        for key in keys:
-            if key not in index_of:
-                index_of[key] = len(index_of)
-        uniques = [(i, d, info.kind[i].value, info.piece[i]) for i, d in index_of]
-        key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=len(keys))
+    ids = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in parts])
+    distinct, inverse = np.unique(ids, return_inverse=True)
+    distinct_ids = distinct.tolist()
+    uniques = [(i, info.data[i], info.kind[i].value, info.piece[i]) for i in distinct_ids]
+    key_index = inverse.reshape(-1).astype(np.int32)
+    offset = 0
+    own: dict[tuple[int, bytes], int] = {}  # (id, bytes) of tokens whose bytes are not their id's
+    for part in parts:
+        if part.datas is not None:
+            data_of = info.data.__getitem__
+            for k, (i, d) in enumerate(zip(part.ids, part.datas)):
+                if d != data_of(i):
+                    key = (i, d)
+                    if key not in own:
+                        own[key] = len(uniques)
+                        uniques.append((i, d, info.kind[i].value, info.piece[i]))
+                    key_index[offset + k] = own[key]
+        offset += len(part.ids)
     return EncodedColumns(
         ids, np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
         np.concatenate([p.starts for p in parts]), np.concatenate([p.ends for p in parts]), key_index,
