@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests.training.texts import TRAINING
-from tokviz.analysis.overlap import length_bucket, new_merges, overlap_of, overlap_of_sets, token_bytes_of
+from tokviz.analysis.overlap import (
+    contained_pairs,
+    length_bucket,
+    new_merges,
+    only_table,
+    overlap_of,
+    overlap_of_sets,
+    token_bytes_of,
+)
 from tokviz.cli import main
 from tokviz.core import catalog
+from tokviz.core.cancel import Cancelled
 
 
 def _tiktoken_ordinary(tokenizer) -> dict[bytes, int]:
@@ -92,6 +102,7 @@ def test_a_trained_vocabulary_and_its_smaller_base(tmp_path: Path, capsys):
     capsys.readouterr()
     o = overlap_of([small, big])
     assert o.only[0] == set() and o.same_ids(0, 1) == len(o.sets[0]) == 300
+    assert contained_pairs(o) == [(0, 1)]
     merges = new_merges(o.sets[0], big)
     assert [m.id for m in merges] == list(range(300, 340))
     ranks = big.encoding
@@ -116,3 +127,47 @@ def test_an_extension_made_by_tokviz_extend(tmp_path: Path, capsys):
     assert [m.parent_bytes for m in merges] == [
         (bytes.fromhex(left), bytes.fromhex(right)) for left, right, _, _ in sidecar["merges"]
     ]
+
+
+def test_the_table_of_tokens_only_one_has(vocab):
+    r50k, p50k = vocab("r50k_base"), vocab("p50k_base")
+    o = overlap_of([r50k, p50k])
+    table = only_table(o, [r50k, p50k])
+    # p50k's 24 runs of spaces, ids 50257.., spelled by p50k itself (GPT-2's byte alphabet)
+    assert len(table) == 24 and set(table.vocab.tolist()) == {1}
+    assert table.ids.tolist() == list(range(50257, 50281))
+    assert [table.cell(r, "piece") for r in range(2)] == [p50k.piece(50257), p50k.piece(50258)] == ["ĠĠ", "ĠĠĠ"]
+    assert table.cell(0, "text") == "··" and table.cell(0, "hex") == "20 20" and table.cell(0, "script") == "whitespace"
+    assert table.filter(script="whitespace").tolist() == list(range(24))
+    assert table.filter(vocabulary=0).tolist() == [] and table.filter(script="latin").tolist() == []
+    assert table.filter(length="17+").tolist() == list(range(15, 24))  # 17 to 25 spaces
+    assert table.filter(text="·" * 25).tolist() == [23] and table.filter(text="20 20 20").tolist() == list(range(1, 24))
+    assert table.sort(None, "length", descending=True).tolist() == list(range(23, -1, -1))
+    assert table.sort(None, "text").tolist() == list(range(24))  # "··" < "···" < …
+    assert table.csv_rows([0]) == [{"vocabulary": "p50k_base", "id": 50257, "text": "··", "spelling": "ĠĠ",
+                                    "bytes": "20 20", "length": 2, "script": "whitespace"}]
+
+
+def test_two_unrelated_vocabularies_and_cancelling(vocab):
+    cl100k, mistral = vocab("cl100k_base"), vocab("mistral-7b-v0.1")
+    o = overlap_of([cl100k, mistral])
+    pair = o.pair(0, 1)
+    assert (pair.common, pair.same_ids) == (o.common(0, 1), o.same_ids(0, 1))
+    assert pair.jaccard == o.jaccard(0, 1) and contained_pairs(o) == []
+    table = only_table(o, [cl100k, mistral])
+    assert len(table) == len(o.only[0]) + len(o.only[1])
+    assert (table.vocab == 0).sum() == len(o.only[0])
+    # each row's spelling is its own vocabulary's: SentencePiece writes a space as ▁
+    spaced = [int(r) for r in table.filter(vocabulary=1, text="·") if table.data[r].startswith(b" ")]
+    assert len(spaced) > 1000 and all(table.cell(r, "piece").startswith("▁") for r in spaced)
+    by_script = {label: only for label, _, _, only in o.breakdown("script")}
+    for label, only in by_script.items():
+        assert [len(table.filter(vocabulary=i, script=label)) for i in (0, 1)] == only
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(Cancelled):
+        overlap_of([cl100k, mistral], cancel=cancel)
+    with pytest.raises(Cancelled):
+        only_table(overlap_of([cl100k, mistral]), [cl100k, mistral], cancel=cancel)
+    with pytest.raises(Cancelled):
+        new_merges(o.sets[0], mistral, cancel=cancel)

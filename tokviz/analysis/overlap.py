@@ -21,23 +21,29 @@ are new and which two tokens each is merged from.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import AnyStr, Literal
 
-from tokviz.analysis.vocabulary import SCRIPT_LABELS, MergeParents, script_codes
+import numpy as np
+
+from tokviz.analysis.vocabulary import SCRIPT_LABELS, MergeParents, looks_like_hex, parse_hex, script_codes
+from tokviz.core.cancel import check
 from tokviz.core.tokenizer import Tokenizer
-from tokviz.core.tokens import TokenKind
+from tokviz.core.tokens import TokenKind, display_text, hex_bytes
 
 __all__ = [
-    "LENGTH_BUCKETS", "Breakdown", "NewMerge", "Overlap", "length_bucket", "new_merges", "overlap_of",
-    "overlap_of_sets", "token_bytes_of",
+    "LENGTH_BUCKETS", "ONLY_COLUMNS", "Breakdown", "NewMerge", "OnlyTable", "Overlap", "PairStats",
+    "contained_pairs", "length_bucket", "new_merges", "only_table", "overlap_of", "overlap_of_sets",
+    "token_bytes_of",
 ]
 
 Breakdown = Literal["script", "length"]
 #: byte-length classes, in display order
 LENGTH_BUCKETS: tuple[str, ...] = ("1", "2", "3", "4", "5-8", "9-16", "17+")
 _NOT_TEXT = (TokenKind.SPECIAL, TokenKind.UNKNOWN)
+_CHUNK = 32_768  # tokens between two looks at the cancel flag in the longer loops
 
 
 def length_bucket(n: int) -> str:
@@ -76,6 +82,7 @@ class Overlap:
     specials: list[set[str]] = field(default_factory=list)
     shared: set[bytes] = field(init=False)
     only: list[set[bytes]] = field(init=False)
+    _scripts: dict[bytes, str] | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.sets) < 2:
@@ -112,10 +119,22 @@ class Overlap:
         sa, sb = self.sets[a], self.sets[b]
         return sum(1 for data in sa.keys() & sb.keys() if sa[data] == sb[data])
 
-    def breakdown(self, by: Breakdown) -> list[tuple[str, list[int], int, list[int]]]:
+    def pair(self, a: int, b: int) -> PairStats:
+        """`common`, `same_ids` and `jaccard` of vocabularies `a` and `b`, their intersection made once.
+
+        >>> overlap_of_sets(["a", "b"], [{b"x": 0, b"y": 1}, {b"x": 0, b"y": 2, b"z": 3}]).pair(0, 1)
+        PairStats(a=0, b=1, common=2, same_ids=1, union=3)
+        """
+        sa, sb = self.sets[a], self.sets[b]
+        both = sa.keys() & sb.keys()
+        same = sum(1 for data in both if sa[data] == sb[data])
+        return PairStats(a, b, len(both), same, len(sa) + len(sb) - len(both))
+
+    def breakdown(self, by: Breakdown, *, cancel: threading.Event | None = None
+                  ) -> list[tuple[str, list[int], int, list[int]]]:
         """Rows `(label, tokens per vocabulary, shared by all, only in each)` per script or length
         class, in display order, leaving out classes no vocabulary has."""
-        label = self._labeller(by)
+        label = self._labeller(by, cancel)
         order = ("fragment", *SCRIPT_LABELS) if by == "script" else LENGTH_BUCKETS
         n = len(self.sets)
         rows: dict[str, tuple[list[int], list[int], list[int]]] = {
@@ -137,22 +156,32 @@ class Overlap:
         s = self.sets[i]
         return sorted((s[data], data) for data in self.only[i])
 
-    def _labeller(self, by: Breakdown) -> Callable[[bytes], str]:
+    def _labeller(self, by: Breakdown, cancel: threading.Event | None = None) -> Callable[[bytes], str]:
         if by == "length":
             return lambda data: length_bucket(len(data))
         if by != "script":
             raise ValueError(f"unknown breakdown {by!r}: choose script or length")
+        return self.scripts(cancel=cancel).__getitem__
+
+    def scripts(self, *, cancel: threading.Event | None = None) -> dict[bytes, str]:
+        """Every token's script label (`fragment` for bytes that are not whole UTF-8), made once
+        (a union of 400k tokens takes seconds) and looking at `cancel` between chunks."""
+        if self._scripts is not None:
+            return self._scripts
         every = list(set().union(*self.sets))
-        texts = [d.decode("utf-8", "replace") for d in every]
-        codes = script_codes(texts)
         labels: dict[bytes, str] = {}
-        for data, code in zip(every, codes.tolist()):
-            try:
-                data.decode("utf-8")
-                labels[data] = SCRIPT_LABELS[code]
-            except UnicodeDecodeError:
-                labels[data] = "fragment"
-        return labels.__getitem__
+        for at in range(0, len(every), _CHUNK):
+            check(cancel, "the overlap")
+            chunk = every[at:at + _CHUNK]
+            codes = script_codes([d.decode("utf-8", "replace") for d in chunk])
+            for data, code in zip(chunk, codes.tolist()):
+                try:
+                    data.decode("utf-8")
+                    labels[data] = SCRIPT_LABELS[code]
+                except UnicodeDecodeError:
+                    labels[data] = "fragment"
+        self._scripts = labels
+        return labels
 
 
 def overlap_of_sets(
@@ -161,12 +190,42 @@ def overlap_of_sets(
     return Overlap(list(names), [dict(s) for s in sets], [set(s) for s in specials])
 
 
-def overlap_of(tokenizers: Sequence[Tokenizer]) -> Overlap:
-    """The overlap of two or more loaded vocabularies."""
-    return Overlap(
-        [t.name for t in tokenizers], [token_bytes_of(t) for t in tokenizers],
-        [set(t.special_tokens) for t in tokenizers],
-    )
+def overlap_of(tokenizers: Sequence[Tokenizer], *, cancel: threading.Event | None = None) -> Overlap:
+    """The overlap of two or more loaded vocabularies (`cancel` is looked at between them)."""
+    sets = []
+    for t in tokenizers:
+        check(cancel, "the overlap")
+        sets.append(token_bytes_of(t))
+    check(cancel, "the overlap")
+    return Overlap([t.name for t in tokenizers], sets, [set(t.special_tokens) for t in tokenizers])
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """Two vocabularies (by index) compared: tokens in both, of those under the same id, tokens in either."""
+
+    a: int
+    b: int
+    common: int
+    same_ids: int
+    union: int
+
+    @property
+    def jaccard(self) -> float:
+        return self.common / self.union if self.union else 1.0
+
+
+def contained_pairs(overlap: Overlap) -> list[tuple[int, int]]:
+    """`(base, extended)` index pairs where every token of `base` is in `extended` and `extended`
+    has more: an extension, or a longer training run beside a shorter one (whose new merges say
+    what the extension adds).
+
+    >>> contained_pairs(overlap_of_sets(["a", "b", "c"], [{b"x": 0}, {b"x": 0, b"y": 1}, {b"z": 0}]))
+    [(0, 1)]
+    """
+    sets = overlap.sets
+    return [(a, b) for a in range(len(sets)) for b in range(len(sets))
+            if a != b and len(sets[a]) < len(sets[b]) and sets[a].keys() <= sets[b].keys()]
 
 
 @dataclass(frozen=True)
@@ -180,16 +239,223 @@ class NewMerge:
     parent_bytes: tuple[bytes, bytes] | None
 
 
-def new_merges(base: Mapping[bytes, int], extended: Tokenizer) -> list[NewMerge]:
+def new_merges(base: Mapping[bytes, int], extended: Tokenizer, *,
+               cancel: threading.Event | None = None) -> list[NewMerge]:
     """The tokens of `extended` whose bytes `base` lacks, in id order, each with the two tokens
     of `extended` it is merged from (a byte-level BPE's parents, `MergeParents`)."""
     own = token_bytes_of(extended)
     merges = MergeParents.for_tokenizer(extended)
     out = []
-    for data, token_id in sorted(((d, i) for d, i in own.items() if d not in base), key=lambda x: x[1]):
+    for k, (data, token_id) in enumerate(sorted(((d, i) for d, i in own.items() if d not in base),
+                                                key=lambda x: x[1])):
+        if k % 1024 == 0:
+            check(cancel, "the overlap")
         pair = merges.parents(token_id) if merges is not None else None
         parent_bytes = None
         if pair is not None:
             parent_bytes = (extended.token_bytes(pair[0]), extended.token_bytes(pair[1]))
         out.append(NewMerge(token_id, data, pair, parent_bytes))
     return out
+
+
+# -- the tokens only one vocabulary has, as a table ------------------------------------------------
+
+OnlyColumn = Literal["vocabulary", "id", "text", "piece", "hex", "length", "script"]
+#: (column, header) in the order a view shows them: the decoded text in the panes' notation first,
+#: the vocabulary's own spelling (`Ġthe`, `▁the`, `<0xE6>`) second
+ONLY_COLUMNS: tuple[tuple[OnlyColumn, str], ...] = (
+    ("vocabulary", "Vocabulary"), ("id", "ID"), ("text", "Text"), ("piece", "Spelling"),
+    ("hex", "Bytes"), ("length", "Length"), ("script", "Script"),
+)
+
+
+class OnlyTable:
+    """The tokens only one of the vocabularies has, one row each, in parallel columns (numpy for
+    the numbers, lists for the strings): what a table view reads cell by cell, sorts and filters
+    without a widget or a tuple per row.
+
+    >>> o = overlap_of_sets(["a", "b"], [{b"x": 0, b" yy": 1}, {b"x": 5, b"\\xe6": 6}])
+    >>> t = OnlyTable(o, [{1: "Ġyy"}.get, {6: "<0xE6>"}.get])
+    >>> [t.cell(r, "text") for r in range(len(t))], t.cell(1, "hex"), t.cell(1, "script")
+    (['·yy', '�'], 'e6', 'fragment')
+    >>> t.filter(text="yy").tolist(), t.filter(text="e6").tolist(), t.filter(vocabulary=1).tolist()
+    ([0], [1], [1])
+    >>> t.sort(None, "length", descending=True).tolist(), t.csv_rows([1])
+    ([0, 1], [{'vocabulary': 'b', 'id': 6, 'text': '�', 'spelling': '<0xE6>', 'bytes': 'e6', 'length': 1, 'script': 'fragment'}])
+    """
+
+    def __init__(self, overlap: Overlap, spellings: Sequence[Callable[[int], str]] | None = None, *,
+                 cancel: threading.Event | None = None) -> None:
+        """`spellings[i](id)`: vocabulary `i`'s own spelling of `id` (`Tokenizer.piece`); without
+        them the spelling column holds the decoded text."""
+        self.names = list(overlap.names)
+        scripts = overlap.scripts(cancel=cancel)
+        vocab: list[int] = []
+        ids: list[int] = []
+        self.data: list[bytes] = []
+        self.pieces: list[str] = []
+        for i in range(len(overlap.sets)):
+            check(cancel, "the overlap")
+            rows = overlap.only_rows(i)
+            vocab.extend([i] * len(rows))
+            ids.extend(token_id for token_id, _ in rows)
+            self.data.extend(data for _, data in rows)
+            spell = spellings[i] if spellings is not None else None
+            for at in range(0, len(rows), _CHUNK):
+                check(cancel, "the overlap")
+                chunk = rows[at:at + _CHUNK]
+                self.pieces.extend(spell(token_id) if spell is not None else data.decode("utf-8", "replace")
+                                   for token_id, data in chunk)
+        check(cancel, "the overlap")
+        self.texts = [display_text(d) for d in self.data]
+        self.scripts = [scripts[d] for d in self.data]
+        self.vocab = np.asarray(vocab, dtype=np.int64)
+        self.ids = np.asarray(ids, dtype=np.int64)
+        self.lengths = np.fromiter(map(len, self.data), dtype=np.int64, count=len(self.data))
+        self._ranks: dict[str, np.ndarray] = {}
+        self._text_blobs: list[tuple[str, np.ndarray]] | None = None
+        self._data_blob: tuple[bytes, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def cell(self, row: int, column: OnlyColumn) -> str | int:
+        if column == "vocabulary":
+            return self.names[int(self.vocab[row])]
+        if column == "id":
+            return int(self.ids[row])
+        if column == "text":
+            return self.texts[row]
+        if column == "piece":
+            return self.pieces[row]
+        if column == "hex":
+            return hex_bytes(self.data[row])
+        if column == "length":
+            return int(self.lengths[row])
+        if column == "script":
+            return self.scripts[row]
+        raise ValueError(f"unknown column {column!r}")
+
+    def filter(self, *, text: str = "", vocabulary: int | None = None, script: str | None = None,
+               length: str | None = None) -> np.ndarray:
+        """The rows (in table order) whose text, spelling or bytes contain `text` (a query that reads
+        as hex, `e6 a0`, also finds those bytes; `·` finds a space, as the panes write it), of
+        vocabulary index `vocabulary`, script label `script` and length class `length`."""
+        keep = np.ones(len(self), dtype=bool)
+        if vocabulary is not None:
+            keep &= self.vocab == vocabulary
+        if length is not None:
+            keep &= np.isin(self.lengths, _lengths_of(length, int(self.lengths.max(initial=0))))
+        if script is not None:
+            keep &= np.fromiter((s == script for s in self.scripts), dtype=bool, count=len(self))
+        if text:
+            keep &= self._contains(text)
+        return np.flatnonzero(keep)
+
+    def _contains(self, query: str) -> np.ndarray:
+        """Rows holding `query`: one search of each column joined into one string (a loop over
+        200k rows took 0.2 s of the GUI thread), the matches' offsets mapped back to rows."""
+        found = np.zeros(len(self), dtype=bool)
+        for blob, starts in self._blobs():
+            found[_rows_of(blob, starts, query)] = True
+        data, starts = self._bytes_blob()
+        wanted = {query.replace("·", " ").encode("utf-8")}
+        if looks_like_hex(query.strip()):
+            wanted.add(parse_hex(query))
+        for needle in wanted:
+            found[_rows_of(data, starts, needle)] = True
+        return found
+
+    def _blobs(self) -> list[tuple[str, np.ndarray]]:
+        if self._text_blobs is None:
+            self._text_blobs = [_joined(self.texts, _SEP), _joined(self.pieces, _SEP)]
+        return self._text_blobs
+
+    def _bytes_blob(self) -> tuple[bytes, np.ndarray]:
+        if self._data_blob is None:
+            # 0xff is in no UTF-8 text: a query's bytes cannot match across two tokens (a hex
+            # query with ff can, and then finds the row it starts in: a rare over-match)
+            self._data_blob = _joined(self.data, b"\xff")
+        return self._data_blob
+
+    def prepare(self, *, cancel: threading.Event | None = None) -> OnlyTable:
+        """Make every column's sort order now (on a worker), so a click on a header costs nothing."""
+        for column, _ in ONLY_COLUMNS:
+            check(cancel, "the overlap")
+            self._rank(column)
+        self._blobs()
+        self._bytes_blob()
+        return self
+
+    def sort(self, rows: np.ndarray | None, column: OnlyColumn, *, descending: bool = False) -> np.ndarray:
+        """`rows` (all when None) ordered by `column`; ties keep table order (vocabulary, then id)."""
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows, dtype=np.int64)
+        rank = self._rank(column)[rows]
+        order = np.argsort(-rank if descending else rank, kind="stable")
+        return rows[order]
+
+    def _rank(self, column: OnlyColumn) -> np.ndarray:
+        """Each row's place in the order of `column` (equal values, equal places)."""
+        if column not in self._ranks:
+            if column in ("vocabulary", "id", "length"):
+                values: np.ndarray = {"vocabulary": self.vocab, "id": self.ids, "length": self.lengths}[column]
+            else:
+                keys: Sequence[object] = (
+                    self.data if column == "hex"  # the bytes order is the hex order
+                    else {"text": self.texts, "piece": self.pieces, "script": self.scripts}[column]
+                )
+                values = np.zeros(len(keys), dtype=np.int64)
+                if len(keys):
+                    values = np.unique(np.asarray(keys, dtype=object), return_inverse=True)[1]
+            self._ranks[column] = np.asarray(values, dtype=np.int64)
+        return self._ranks[column]
+
+    def csv_rows(self, rows: Sequence[int] | np.ndarray | None = None) -> list[dict[str, object]]:
+        """`rows` (all when None) as records for `analysis.export.csv_text`: whole numbers, no floats."""
+        chosen = range(len(self)) if rows is None else [int(r) for r in rows]
+        return [{header.lower(): self.cell(r, column) for column, header in ONLY_COLUMNS} for r in chosen]
+
+
+_SEP = "\ud800"  # a lone surrogate: no decoded text or spelling holds one, nor can a query typed
+
+
+def _joined(parts: Sequence[AnyStr], sep: AnyStr) -> tuple[AnyStr, np.ndarray]:
+    """`parts` joined by `sep` (which none holds), and where each part starts."""
+    lengths = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts)) + len(sep)
+    starts = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    return sep.join(parts), starts
+
+
+def _rows_of(blob: AnyStr, starts: np.ndarray, needle: AnyStr) -> np.ndarray:
+    """The parts of a `_joined` blob that hold `needle` (by index).
+
+    >>> blob, starts = _joined(["ab", "b", "ca"], "|")
+    >>> _rows_of(blob, starts, "b").tolist(), _rows_of(blob, starts, "a").tolist()
+    ([0, 1], [0, 2])
+    """
+    if not needle:
+        return np.arange(len(starts))
+    at: list[int] = []
+    k = blob.find(needle)
+    while k >= 0:
+        at.append(k)
+        k = blob.find(needle, k + 1)
+    return np.unique(np.searchsorted(starts, np.asarray(at, dtype=np.int64), side="right") - 1)
+
+
+def _lengths_of(bucket: str, longest: int) -> list[int]:
+    """The byte lengths in a length class, up to `longest`.
+
+    >>> _lengths_of("5-8", 40), _lengths_of("2", 40), _lengths_of("17+", 18)
+    ([5, 6, 7, 8], [2], [17, 18])
+    """
+    if bucket not in LENGTH_BUCKETS:
+        raise ValueError(f"unknown length class {bucket!r}: choose one of {', '.join(LENGTH_BUCKETS)}")
+    return [n for n in range(1, max(longest, 17) + 1) if length_bucket(n) == bucket]
+
+
+def only_table(overlap: Overlap, tokenizers: Sequence[Tokenizer], *,
+               cancel: threading.Event | None = None) -> OnlyTable:
+    """The `OnlyTable` of `overlap`, with each vocabulary's own spelling of its tokens, sorted ready."""
+    return OnlyTable(overlap, [t.piece for t in tokenizers], cancel=cancel).prepare(cancel=cancel)
