@@ -8,15 +8,23 @@ lines in its viewport and computes x positions for just those lines.
 from __future__ import annotations
 
 import time
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 import numpy as np
 
 CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even with equal colours
 
 
+CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
+
+
 class TokenLayout:
     """Greedy wrapping of cells into lines of at most `wrap_width` pixels, computed incrementally.
+
+    Where a line starting at token s ends does not depend on the lines before it, so that is
+    computed for a chunk of tokens at a time in numpy (a `searchsorted` for the wrap, one for the
+    next newline); `advance` then only follows the chain of line starts, one step per line. No
+    per-token Python object is kept (a list of 300k floats was 10 MB per pane).
 
     >>> lay = TokenLayout(np.array([10.0, 10.0, 10.0]), np.array([0, 1, 0]), wrap_width=100)
     >>> lay.advance(); lay.line_starts
@@ -28,43 +36,67 @@ class TokenLayout:
         self.widths = widths
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
-        # cum[i] = x of token i if all tokens were on one line; Python lists, because the
-        # per-line loop below is bisect-bound and bisect on a list beats numpy's call overhead
+        # cum[i] = x of token i if all tokens were on one line
         cum = np.zeros(self.count + 1, dtype=np.float64)
         np.cumsum(widths + CELL_GAP, out=cum[1:])
         self.cum_array = cum
-        self._cum: list[float] = cum.tolist()
-        self._breaks: list[int] = np.flatnonzero(newlines).tolist()  # tokens ending a line
+        self._breaks = np.flatnonzero(newlines)  # tokens ending a line
         self._newlines = newlines
         self.line_starts: list[int] = [0] if self.count else []
         self._next = 0  # first token not yet placed
+        self._chunk_start = 0  # line ends known for tokens [_chunk_start, _chunk_start + len(_ends))
+        self._ends: list[int] = []
+        self._extras: list[int] = []
         self.done = self.count == 0
+
+    def _compute_chunk(self, first: int) -> None:
+        """For every token s of the chunk from `first`: where a line starting at s ends, and how
+        many empty lines follow it ("\n\n")."""
+        n, cum, breaks = self.count, self.cum_array, self._breaks
+        s = np.arange(first, min(first + CHUNK, n), dtype=np.int64)
+        wrap = np.searchsorted(cum, cum[s] + (self.wrap_width + CELL_GAP), side="right") - 1
+        end = np.minimum(np.maximum(wrap, s + 1), n)
+        extra = np.zeros(len(s), dtype=np.int64)
+        if len(breaks):
+            k = np.searchsorted(breaks, s, side="left")
+            has = k < len(breaks)
+            b = breaks[np.minimum(k, len(breaks) - 1)]
+            cut = has & (b < end)
+            end = np.where(cut, b + 1, end)
+            extra[cut] = self._newlines[b[cut]].astype(np.int64) - 1
+        self._chunk_start = first
+        self._ends, self._extras = end.tolist(), extra.tolist()  # lists: the fastest to index
 
     def advance(self, budget_s: float | None = None) -> bool:
         """Place more lines (all of them without a budget); return True once every token is placed."""
         deadline = None if budget_s is None else time.perf_counter() + budget_s
-        cum, breaks, starts = self._cum, self._breaks, self.line_starts
-        n, s, room = self.count, self._next, self.wrap_width + CELL_GAP
-        steps = 0
+        starts = self.line_starts
+        append = starts.append
+        n, s = self.count, self._next
         while s < n:
-            end = min(max(bisect_right(cum, cum[s] + room) - 1, s + 1), n)
-            k = bisect_left(breaks, s)
-            extra = 0
-            if k < len(breaks) and breaks[k] < end:
-                end = breaks[k] + 1
-                extra = int(self._newlines[breaks[k]]) - 1
-            if extra > 0:
-                starts.extend([end] * extra)  # empty lines for "\n\n"
-            if end < n or extra > 0:
-                starts.append(end)
-            s = end
-            steps += 1
-            if deadline is not None and steps % 128 == 0 and time.perf_counter() > deadline:
+            if not 0 <= s - self._chunk_start < len(self._ends):
+                self._compute_chunk(s)
+            ends, extras, base = self._ends, self._extras, self._chunk_start
+            stop = base + len(ends)
+            steps = 0
+            while s < stop and steps < 256:  # one chunk's lines, a deadline check every 256
+                k = s - base
+                end = ends[k]
+                if extras[k]:
+                    starts.extend([end] * extras[k])  # empty lines for "\n\n"
+                    append(end)
+                elif end < n:
+                    append(end)
+                s = end
+                steps += 1
+            if deadline is not None and time.perf_counter() > deadline:
                 break
         if s >= n and n and self._newlines[n - 1] and starts[-1] != n:
             starts.append(n)  # a text ending in a newline shows an empty last line
         self._next = s
         self.done = s >= n
+        if self.done:  # the chunk's arrays are not needed any more
+            self._ends, self._extras = [], []
         return self.done
 
     @property
@@ -83,7 +115,8 @@ class TokenLayout:
 
     def x_of(self, token: int, line: int) -> float:
         """x of a token within its line."""
-        return self._cum[token] - self._cum[self.line_starts[line]]
+        cum = self.cum_array
+        return float(cum[token] - cum[self.line_starts[line]])
 
     def placed(self) -> int:
         """How many tokens have been placed so far."""
@@ -96,11 +129,12 @@ class TokenLayout:
         rng = self.line_range(line)
         if not rng:
             return None
-        base = self._cum[rng.start]
-        i = bisect_right(self._cum, base + x) - 1
+        cum = self.cum_array
+        base = float(cum[rng.start])
+        i = int(np.searchsorted(cum, base + x, side="right")) - 1
         if i < rng.start or i >= rng.stop:
             return None
-        if x > self._cum[i] - base + self.widths[i]:
+        if x > float(cum[i]) - base + float(self.widths[i]):
             return None  # in the gap after the cell
         return i
 
