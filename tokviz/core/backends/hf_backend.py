@@ -6,7 +6,9 @@ add_special_tokens=False)` with truncation and padding switched off, and with
 `encode_special_tokens = True`, so special-token text in a plain segment is cut as ordinary text
 (the base class's policy decides which special tokens are parsed). Added tokens that are *not*
 marked special (DeepSeek's `<｜User｜>`, `<think>`) are still matched by the library itself, as it
-always does; tokviz shows them as SPECIAL, and they are not in `special_tokens`.
+always does; tokviz shows them as SPECIAL, and they are not in `special_tokens`. A special token the
+policy parses keeps its `lstrip` / `rstrip` / `single_word` as the library applies them (its span
+takes the whitespace it strips; its bytes stay its content).
 
 `Token.bytes` are what the model means by the piece:
 
@@ -30,18 +32,19 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import regex
 import tokenizers
 
 from tokviz.core.backends.panics import library_calls
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
 from tokviz.core.layout import Laid, fill_gaps
-from tokviz.core.tokenizer import SpecialsAdded, Tokenizer, TokenizerError
-from tokviz.core.tokens import OffsetMap, TokenKind, kind_for_bytes
+from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, SpecialsAdded, Tokenizer, TokenizerError
+from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
 
 
 def _nodes(config: Any) -> Iterator[dict[str, Any]]:
@@ -80,6 +83,12 @@ class HFTokenizer(Tokenizer):
         self.subword_prefix: str = prefix or ""
         self.space_mark = self._find_space_mark(config)
         self._added: dict[int, tuple[str, bool]] = {int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []}
+        #: an added token's `lstrip`, `rstrip`, `single_word`, where any is set (RoBERTa's `<mask>`
+        #: takes the spaces before it, Phi-3's `<|end|>` the newline after it)
+        self._flags: dict[str, tuple[bool, bool, bool]] = {
+            t["content"]: flags for t in config.get("added_tokens") or []
+            if any(flags := (bool(t.get("lstrip")), bool(t.get("rstrip")), bool(t.get("single_word"))))
+        }
         unk = model.get("unk_token")
         unk_id = tokenizer.token_to_id(unk) if isinstance(unk, str) else model.get("unk_id")
         self._unk_id: int | None = unk_id if isinstance(unk_id, int) else None
@@ -281,6 +290,25 @@ class HFTokenizer(Tokenizer):
 
     # -- encoding ---------------------------------------------------------------------------------
 
+    def split_special(
+        self, text: str, allowed: AllowedSpecial, disallowed: DisallowedSpecial
+    ) -> Iterator[tuple[int, int, int | None]]:
+        segments = super().split_special(text, allowed, disallowed)
+        return _added_token_flags(text, segments, self._flags) if self._flags else segments
+
+    def split_special_at(
+        self, text: str, special_spans: Iterable[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, int | None]]:
+        segments = super().split_special_at(text, special_spans)
+        return _added_token_flags(text, segments, self._flags) if self._flags else segments
+
+    def _special_token(self, text: str, start: int, end: int, special_id: int) -> Token:
+        """A special token's bytes are its content; its span also covers the whitespace its
+        `lstrip` / `rstrip` took (as the library's offsets do)."""
+        token = super()._special_token(text, start, end, special_id)
+        content = self.token_bytes(special_id)
+        return token if token.bytes == content else token._replace(bytes=content)
+
     def _encode(self, text: str, *, add_special_tokens: bool) -> tokenizers.Encoding:
         """The library's encode; its bare `Exception` (a Unigram model without an unk piece meeting a
         character it has no piece for) and a Rust panic become a TokenizerError."""
@@ -362,6 +390,56 @@ class HFTokenizer(Tokenizer):
 
 
 _NAMED_SPECIALS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+_WORD_AT_END = regex.compile(r"\w$")
+_WORD_AT_START = regex.compile(r"\w")  # used with match(): anchored where it starts
+_SPACES_AT_END = regex.compile(r"\s*$")
+_SPACES_AT_START = regex.compile(r"\s*")
+
+
+def _added_token_flags(
+    text: str, segments: Iterable[tuple[int, int, int | None]], flags: dict[str, tuple[bool, bool, bool]]
+) -> Iterator[tuple[int, int, int | None]]:
+    """The special-token split with each token's `single_word`, `lstrip` and `rstrip` applied as
+    tokenizers' `AddedVocabulary::find_matches` applies them: a `single_word` match touching a word
+    character is plain text; `lstrip` takes the whitespace before the token (not past the previous
+    token), `rstrip` the whitespace after it, out of the plain text beside it.
+
+    >>> list(_added_token_flags("a <m> b", [(0, 2, None), (2, 5, 7), (5, 7, None)], {"<m>": (True, True, False)}))
+    [(0, 1, None), (1, 6, 7), (6, 7, None)]
+    >>> list(_added_token_flags("a<m>b", [(0, 1, None), (1, 4, 7), (4, 5, None)], {"<m>": (False, False, True)}))
+    [(0, 5, None)]
+    """
+    out: list[tuple[int, int, int | None]] = []
+    taken = 0  # the end of the last special token, rstrip included: text before it is settled
+    for start, end, special_id in segments:
+        if special_id is not None and (flag := flags.get(text[start:end])):
+            lstrip, rstrip, single_word = flag
+            if single_word and (_WORD_AT_END.search(text, 0, start) or _WORD_AT_START.match(text, end)):
+                special_id = None  # not a whole word: plain text
+            else:
+                if lstrip:
+                    spaces = _SPACES_AT_END.search(text, 0, start)
+                    start = max(spaces.start() if spaces else start, taken)
+                if rstrip:
+                    spaces = _SPACES_AT_START.match(text, end)
+                    end = spaces.end() if spaces else end
+        if special_id is None:
+            start = max(start, taken)
+            if start >= end and text:
+                continue
+            if out and out[-1][2] is None and out[-1][1] == start:
+                out[-1] = (out[-1][0], end, None)  # plain text next to plain text is one segment
+                continue
+        else:
+            if out and out[-1][2] is None:  # the plain text before gives up what lstrip took
+                out[-1] = (out[-1][0], min(out[-1][1], start), None)
+                if out[-1][0] == out[-1][1]:
+                    out.pop()
+            taken = end
+        out.append((start, end, special_id))
+    yield from out
 
 
 def _content(value: object) -> str | None:
