@@ -17,6 +17,7 @@ from tokviz.training.pretokenize import (
     O200K_PATTERN,
     PRESETS,
     ChunkCounter,
+    ascii_pattern,
     compile_pattern,
     resolve_pattern,
 )
@@ -79,3 +80,30 @@ def test_segment_dedupe_equals_findall_on_whole_texts(texts, pattern):
         expected.update(compiled.findall(text))
     expected.pop("", None)
     assert counter.counts() == expected
+
+
+ASCII = "".join(map(chr, range(128)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(ASCII + "  \n\n\r\taZ1'sS.,"), max_size=80),
+       st.sampled_from([GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN]))
+def test_ascii_translation_splits_ascii_text_as_the_regex_module(text, pattern):
+    import re
+
+    assert re.findall(ascii_pattern(pattern), text) == regex.findall(pattern, text)
+
+
+def test_ascii_translation_is_exact_on_every_ascii_pair():
+    import re
+
+    for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN):
+        fast = re.compile(ascii_pattern(pattern))
+        slow = regex.compile(pattern)
+        for a in ASCII:
+            text = "".join(a + b for b in ASCII) + a + "x y\n 1 ' "
+            assert fast.findall(text) == slow.findall(text), (pattern, a)
+
+
+def test_only_presets_are_translated():
+    assert ascii_pattern(r"\w+|\s") is None
