@@ -69,7 +69,15 @@ def test_stopping_early_is_reported(tmp_path: Path, run):
     (tmp_path / "a.txt").write_text("abab")
     code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000"])
     assert code == 0
-    assert "vocab 257 of 5,000 requested (no pair left to merge; stopped early)" in err
+    # after ab+ab the pair (ab, ab) is left, but it occurs once: below the default --min-frequency 2
+    assert "vocab 257 of 5,000 requested (no pair left that occurs 2 times or more; stopped early)" in err
+
+
+def test_stopping_early_names_the_min_frequency_given(tmp_path: Path, run):
+    (tmp_path / "a.txt").write_text("abab abab abab")
+    code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000", "--min-frequency", "3"])
+    assert code == 0
+    assert "(no pair left that occurs 3 times or more; stopped early)" in err
 
 
 @pytest.mark.parametrize(

@@ -117,7 +117,10 @@ def _stem(output: str) -> str:
 
 def _summary(result, written, err: TextIO) -> None:
     c = result.corpus
-    stopped = "" if result.vocab_size >= result.requested_vocab_size else " (no pair left to merge; stopped early)"
+    # fewer merges than asked: every pair left occurs fewer than --min-frequency times (or none is left)
+    floor = result.params.get("min_frequency", 2)
+    stopped = ("" if result.vocab_size >= result.requested_vocab_size
+               else f" (no pair left that occurs {floor:,} times or more; stopped early)")
     print(f"learned {len(result.merges):,} merges; vocab {result.vocab_size:,} of {result.requested_vocab_size:,} "
           f"requested{stopped}", file=err)
     print(f"read {c.files_read:,} files ({c.bytes / 1e6:,.1f} MB, {c.unique_chunks:,} unique chunks); "
