@@ -1,9 +1,10 @@
 """The Tools menu: the dialogs that explain a cut (vocabulary, merge replay, pipeline), what it
-costs (analysis), and what changes it (vocabulary extension, training).
+costs (analysis), how the panes' vocabularies compare (overlap), and what changes it (vocabulary
+extension, training).
 
 `ToolWindows` belongs to one compare window: it builds the menu, opens each dialog on the window's
 panes and text, and owns the dialogs that outlive their action (one analysis, one extension and one
-trainer window), so they are neither garbage-collected nor hung onto the window as loose attributes.
+trainer window, one overlap), so they are neither garbage-collected nor hung onto the window as loose attributes.
 It knows the window only through `ToolHost`, what the tools need of it, so this package never
 imports the compare window.
 """
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import QDialog, QMenu, QMenuBar, QWidget
 from tokviz.core import catalog
 from tokviz.gui.tools.analysis_dialog import AnalysisDialog, open_analysis
 from tokviz.gui.tools.extend_dialog import ExtendDialog, open_extend_dialog
+from tokviz.gui.tools.overlap_dialog import OverlapDialog, open_overlap_dialog
 from tokviz.gui.tools.pipeline_dialog import PipelineDialog, open_pipeline_dialog
 from tokviz.gui.tools.replay_dialog import ReplayDialog, open_replay_dialog
 from tokviz.gui.tools.vocab_browser import open_vocab_browser
@@ -32,7 +34,8 @@ D = TypeVar("D", bound=QDialog)
 
 #: the tools' shortcuts (shown in the Tools menu); the per-pane tools act on the current pane
 SHORTCUTS = {"vocabulary": "Ctrl+Shift+V", "replay": "Ctrl+Shift+M", "pipeline": "Ctrl+Shift+P",
-             "analysis": "Ctrl+Shift+A", "extend": "Ctrl+Shift+E", "trainer": "Ctrl+Shift+T"}
+             "analysis": "Ctrl+Shift+A", "overlap": "Ctrl+Shift+O", "extend": "Ctrl+Shift+E",
+             "trainer": "Ctrl+Shift+T"}
 
 
 def on_screen(dialog: D) -> D:
@@ -64,6 +67,7 @@ class ToolWindows(QObject):
         self._window = window
         self.analysis: AnalysisDialog | None = None
         self.extend: ExtendDialog | None = None
+        self.overlap: OverlapDialog | None = None
         self.trainer: TrainerDialog | None = None
 
     def build_menu(self, bar: QMenuBar) -> QMenu:
@@ -73,6 +77,7 @@ class ToolWindows(QObject):
         self._pane_submenu(menu, "&Pipeline of the selection in…", self.open_pipeline, SHORTCUTS["pipeline"])
         menu.addSeparator()
         menu.addAction("Token &cost and context…", QKeySequence(SHORTCUTS["analysis"]), self.open_analysis)
+        menu.addAction("Vocabulary &overlap…", QKeySequence(SHORTCUTS["overlap"]), self.open_overlap)
         menu.addAction("&Extend a vocabulary with words…", QKeySequence(SHORTCUTS["extend"]), self.open_extend)
         menu.addAction(icon("train"), "&Train a vocabulary…", QKeySequence(SHORTCUTS["trainer"]), self.open_trainer)
         return menu
@@ -119,6 +124,18 @@ class ToolWindows(QObject):
         dialog.browser.jump_to.connect(self.reveal_chars)
         return on_screen(dialog)
 
+    def open_token(self, spec: str, token_id: int) -> QDialog:
+        """The vocabulary browser of `spec` with `token_id` selected once the table is built (the
+        overlap table's double-click); occurrences are those in a pane of `spec`, if there is one."""
+        pane = next((p for p in self._host.panes if p.spec == spec and p.result is not None), None)
+        tokens = pane.result.tokens if pane is not None else None
+        dialog = open_vocab_browser(self._window, spec, self._host.text() if pane is not None else "", tokens)
+        browser = dialog.browser
+        browser.loaded.connect(partial(browser.select_token, token_id))
+        browser.jump_to.connect(self._host.highlight_chars)
+        browser.jump_to.connect(self.reveal_chars)
+        return on_screen(dialog)
+
     def reveal_chars(self, start: int, _end: int) -> None:
         """Scroll every pane to the token at character `start` (a highlighted occurrence)."""
         for pane in self._host.panes:
@@ -146,6 +163,15 @@ class ToolWindows(QObject):
         self.analysis = open_analysis(self._window, [p.spec for p in panes], self._host.text(),
                                       policies=[p.policy for p in panes])
         return on_screen(self.analysis)
+
+    def open_overlap(self) -> OverlapDialog:
+        """A fresh overlap of the panes' vocabularies, all of them chosen (the previous one closes)."""
+        if self.overlap is not None:
+            self.overlap.close()
+            self.overlap.deleteLater()
+        self.overlap = open_overlap_dialog(self._window, [p.spec for p in self._host.panes])
+        self.overlap.open_token.connect(self.open_token)
+        return on_screen(self.overlap)
 
     def open_extend(self) -> ExtendDialog:
         if self.extend is None:
