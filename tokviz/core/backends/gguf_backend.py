@@ -266,20 +266,23 @@ class GGUFTokenizer(Tokenizer):
     def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         if start >= end:
             return None
-        triples: list[tuple[int, int, int]] = []
+        id_parts: list[list[int]] = []
+        start_parts: list[np.ndarray] = []
+        end_parts: list[np.ndarray] = []
         for kind, a, b, token in self._fragments(text, start, end):
             if kind == "token":
-                triples.append((token, a, b))
+                cut: _Cut = ([token], np.array([a], np.int64), np.array([b], np.int64))
             else:
-                triples.extend(self._encode_fragment(text, a, b))
-        if not triples:
+                cut = self._encode_fragment(text, a, b)
+            id_parts.append(cut[0])
+            start_parts.append(cut[1])
+            end_parts.append(cut[2])
+        ids = [i for part in id_parts for i in part]
+        if not ids:
             return None
         omap = self._offset_map(text)
-        ids = [t[0] for t in triples]
-        starts = np.fromiter((t[1] for t in triples), dtype=np.int64, count=len(triples))
-        ends = np.fromiter((t[2] for t in triples), dtype=np.int64, count=len(triples))
-        starts -= start
-        ends -= start
+        starts = np.concatenate(start_parts) - start
+        ends = np.concatenate(end_parts) - start
         fill_gaps(starts, ends, end - start)
         starts += start
         ends += start
@@ -331,7 +334,7 @@ class GGUFTokenizer(Tokenizer):
             frags = out
         return frags
 
-    def _encode_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+    def _encode_fragment(self, text: str, a: int, b: int) -> _Cut:
         if self.algorithm == "bpe":
             return self._bpe_fragment(text, a, b)
         if self.algorithm == "spm":
@@ -340,16 +343,36 @@ class GGUFTokenizer(Tokenizer):
 
     # -- BPE ------------------------------------------------------------------------------------------
 
-    def _bpe_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+    def _bpe_fragment(self, text: str, a: int, b: int) -> _Cut:
         segment = text[a:b]
         if self.escape_whitespaces:
             segment = segment.replace(" ", _SPACE)
-        out: list[tuple[int, int, int]] = []
-        for ws, we in self._pretokenizer.split(segment):
-            cut = self._cached(segment[ws:we], self._bpe_word)
-            base = a + ws
-            out.extend((i, base + s, base + e) for i, s, e in cut)
-        return out
+        words, starts = self._pretokenizer.words(segment)
+        return self._assemble(words, starts + a, self._bpe_word)
+
+    def _assemble(
+        self, pieces: list[str], starts: np.ndarray, cut: Callable[[str], list[tuple[int, int, int]]],
+    ) -> _Cut:
+        """The cuts of `pieces` (each at its start character `starts`) laid end to end: each
+        distinct piece is cut once (`_cached`), then numpy copies its tokens to every place it
+        stands (a 1 MB text has some 300,000 words but only thousands of distinct ones)."""
+        if not pieces:
+            return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
+        index: dict[str, int] = {}
+        occ = np.fromiter((index.setdefault(p, len(index)) for p in pieces), dtype=np.int64, count=len(pieces))
+        cuts = [self._cached(p, cut) for p in index]
+        counts = np.fromiter(map(len, cuts), dtype=np.int64, count=len(cuts))
+        flat = [t for c in cuts for t in c]
+        ids_u = np.fromiter((t[0] for t in flat), dtype=np.int64, count=len(flat))
+        starts_u = np.fromiter((t[1] for t in flat), dtype=np.int64, count=len(flat))
+        ends_u = np.fromiter((t[2] for t in flat), dtype=np.int64, count=len(flat))
+        first = np.zeros(len(cuts), dtype=np.int64)
+        np.cumsum(counts[:-1], out=first[1:])
+        n_occ = counts[occ]
+        before = np.cumsum(n_occ) - n_occ  # output position of each piece's first token
+        gather = np.repeat(first[occ] - before, n_occ) + np.arange(int(n_occ.sum()), dtype=np.int64)
+        shift = np.repeat(starts, n_occ)
+        return ids_u[gather].tolist(), starts_u[gather] + shift, ends_u[gather] + shift
 
     def _bpe_word(self, word: str) -> list[tuple[int, int, int]]:
         """One word's tokens as (id, char start, char end) relative to the word."""
@@ -418,25 +441,20 @@ class GGUFTokenizer(Tokenizer):
 
     # -- SPM ------------------------------------------------------------------------------------------
 
-    def _spm_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+    def _spm_fragment(self, text: str, a: int, b: int) -> _Cut:
         """llama.cpp merges a whole fragment at once; it is cut here into pieces no vocabulary
         piece can span (before a `▁` that follows a character no piece has before a `▁`), which
         gives the same merges, and each distinct piece is merged once."""
         prefix = self.add_space_prefix and self._prev_special_or_start(text, a)
         processed = (_SPACE if prefix else "") + text[a:b].replace(" ", _SPACE)
         shift = a - 1 if prefix else a  # processed index k is original character shift + k
-        out: list[tuple[int, int, int]] = []
-        pos = 0
-        cuts = [m.start() for m in self._spm_cut.finditer(processed)] + [len(processed)]
-        for cut in cuts:
-            if cut <= pos:
-                continue
-            done = self._cached(processed[pos:cut], self._spm_piece)
-            for token, s, e in done:
-                s, e = pos + s + shift, pos + e + shift
-                out.append((token, max(s, a), max(e, a)))  # the `▁` prefix spans no character
-            pos = cut
-        return out
+        cuts = [0, *(m.start() for m in self._spm_cut.finditer(processed) if m.start() > 0), len(processed)]
+        bounds = np.asarray(cuts, dtype=np.int64)
+        pieces = [processed[x:y] for x, y in zip(cuts, cuts[1:])]
+        ids, starts, ends = self._assemble(pieces, bounds[:-1] + shift, self._spm_piece)
+        np.maximum(starts, a, out=starts)  # the `▁` prefix spans no character
+        np.maximum(ends, a, out=ends)
+        return ids, starts, ends
 
     def _spm_piece(self, piece: str) -> list[tuple[int, int, int]]:
         """llama.cpp's SPM session on one piece: (id, start, end) in the piece's characters."""
@@ -505,14 +523,11 @@ class GGUFTokenizer(Tokenizer):
 
     # -- WPM ------------------------------------------------------------------------------------------
 
-    def _wpm_fragment(self, text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+    def _wpm_fragment(self, text: str, a: int, b: int) -> _Cut:
         """Whitespace always ends a word, so each run between whitespace is cut once and cached."""
-        out: list[tuple[int, int, int]] = []
-        for m in _NOT_SPACE.finditer(text, a, b):
-            done = self._cached(m.group(), self._wpm_chunk)
-            base = m.start()
-            out.extend((token, base + s, base + e) for token, s, e in done)
-        return out
+        spans = [m.span() for m in _NOT_SPACE.finditer(text, a, b)]
+        starts = np.fromiter((x for x, _ in spans), dtype=np.int64, count=len(spans))
+        return self._assemble([text[x:y] for x, y in spans], starts, self._wpm_chunk)
 
     def _wpm_chunk(self, chunk: str) -> list[tuple[int, int, int]]:
         out: list[tuple[int, int, int]] = []
@@ -574,6 +589,10 @@ class GGUFTokenizer(Tokenizer):
                     current.append(s)
         finish(b)
         return words
+
+
+#: one fragment's cut: ids, character starts, character ends (on the whole text)
+_Cut = tuple[list[int], np.ndarray, np.ndarray]
 
 
 _WHITESPACE = frozenset(
