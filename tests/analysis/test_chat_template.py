@@ -132,7 +132,12 @@ def test_a_syntax_error_names_the_line_and_the_message():
 
 
 def test_raise_exception_names_the_line_and_the_templates_message():
-    source = "{% for m in messages %}\n{% if m.role == 'system' %}\n{{ raise_exception('System role not supported') }}\n{% endif %}{% endfor %}"
+    source = (
+        "{% for m in messages %}\n"
+        "{% if m.role == 'system' %}\n"
+        "{{ raise_exception('System role not supported') }}\n"
+        "{% endif %}{% endfor %}"
+    )
     with pytest.raises(ChatTemplateError) as info:
         ChatTemplate(source).render(CONVERSATION)
     assert (info.value.line, info.value.message) == (3, "System role not supported")

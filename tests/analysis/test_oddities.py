@@ -47,7 +47,8 @@ def test_sentencepiece_pieces_are_tested_after_the_dummy_prefix(vocab):
     mistral = vocab("mistral-7b-v0.1")
     odd = find_oddities(mistral)
     # the word-start pieces are tested (`▁the` is what `the` alone gives); the rest cannot be alone
-    starts = sum(1 for e in mistral.vocab() if e.kind.value == "normal" and e.piece.startswith("▁") and len(e.piece) > 1)
+    normal = [e.piece for e in mistral.vocab() if e.kind.value == "normal"]
+    starts = sum(1 for piece in normal if piece.startswith("▁") and len(piece) > 1)
     assert odd.tested == starts
     the = mistral.encode("the")[0].id
     assert mistral.piece(the) == "▁the" and the not in odd.ids["unreachable"]

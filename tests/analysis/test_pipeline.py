@@ -107,7 +107,8 @@ def test_words_view():
 
 def test_insight_modules_do_not_import_qt():
     code = (
-        "import sys, tokviz.analysis.vocabulary, tokviz.analysis.replay, tokviz.analysis.pipeline, tokviz.core.backends.chatglm\n"
+        "import sys, tokviz.analysis.vocabulary, tokviz.analysis.replay, tokviz.analysis.pipeline,"
+        " tokviz.core.backends.chatglm\n"
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6'))]\n"
         "assert not bad, bad\n"
     )

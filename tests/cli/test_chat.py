@@ -61,7 +61,8 @@ def test_template_by_name_file_and_gguf(capsys, chat_file, tmp_path):
     code, out, _ = run(capsys, "chat", "--json", "-t", "qwen", "--template", "llama3", str(chat_file))
     [result] = json.loads(out)
     assert code == 0 and result["text"].startswith("<|begin_of_text|><|start_header_id|>system")
-    assert ("template-marker-not-special", "<|start_header_id|>") in [(f["kind"], f["text"]) for f in result["findings"]]
+    findings = [(f["kind"], f["text"]) for f in result["findings"]]
+    assert ("template-marker-not-special", "<|start_header_id|>") in findings
 
 
 def test_template_variables(capsys, tmp_path, chat_file):

@@ -39,7 +39,10 @@ def test_differ_exits_1_and_prints_stretches_and_agreement(capsys, vocab):
 def test_identical_exits_0(capsys):
     code, out, _ = run(capsys, "diff", "-t", "cl100k_base", "-t", "cl100k_base", "hello  world\n")
     assert code == 0
-    assert out == "── cl100k_base vs cl100k_base: agreement 100.0% of boundaries, 0 differing stretches, identical ids\n"
+    assert out == (
+        "── cl100k_base vs cl100k_base: agreement 100.0% of boundaries, 0 differing stretches,"
+        " identical ids\n"
+    )
 
 
 def test_same_cuts_other_ids_still_differ(capsys):

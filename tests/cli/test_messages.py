@@ -16,13 +16,17 @@ from tokviz.core.tokenizer import TokenizerError
 CONVERT = "convert it first, e.g. iconv -f LATIN1 -t UTF-8"
 
 
-@pytest.mark.parametrize("command", [["encode", "-t", "cl100k_base"], ["diff", "-t", "cl100k_base", "-t", "o200k_base"]])
+@pytest.mark.parametrize("command", [
+    ["encode", "-t", "cl100k_base"], ["diff", "-t", "cl100k_base", "-t", "o200k_base"],
+])
 def test_argv_bytes_that_are_not_utf8_are_refused_as_on_stdin(command):
     tokviz = [sys.executable, "-m", "tokviz", *command]
     arg = subprocess.run([*tokviz, b"caf\xe9"], capture_output=True)
     stdin = subprocess.run([*tokviz, "-"], input=b"caf\xe9", capture_output=True)
     assert arg.stdout == stdin.stdout == b"" and arg.returncode == stdin.returncode != 0
-    assert arg.stderr.decode().strip() == f"tokviz: error: the text argument is not UTF-8 text (byte 0xe9 at offset 3); {CONVERT}"
+    assert arg.stderr.decode().strip() == (
+        f"tokviz: error: the text argument is not UTF-8 text (byte 0xe9 at offset 3); {CONVERT}"
+    )
     assert stdin.stderr.decode().strip() == f"tokviz: error: stdin is not UTF-8 text (byte 0xe9 at offset 3); {CONVERT}"
 
 
@@ -31,7 +35,9 @@ def test_a_fifo_as_a_vocabulary_says_what_it_is(tmp_path, capsys):
     with pytest.raises(TokenizerError, match=r"pipe is a named pipe \(FIFO\), not a vocabulary file"):
         catalog.load(str(tmp_path / "pipe"))
     assert main(["encode", "-t", str(tmp_path / "pipe"), "hi"]) == 1
-    assert capsys.readouterr().err == f"tokviz: error: {tmp_path / 'pipe'} is a named pipe (FIFO), not a vocabulary file\n"
+    assert capsys.readouterr().err == (
+        f"tokviz: error: {tmp_path / 'pipe'} is a named pipe (FIFO), not a vocabulary file\n"
+    )
 
 
 def test_stats_on_a_fifo_says_what_it_is(tmp_path, capsys):

@@ -160,7 +160,9 @@ def test_progress_bar_on_a_tty_redraws_one_line():
 def test_bad_options_refused_before_the_corpus_is_read(corpus_dir: Path, tmp_path: Path, argv, message, run):
     from tokviz.training.trainer import train
 
-    args = build_parser().parse_args(["train", str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
+    args = build_parser().parse_args(
+        ["train", str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv]
+    )
     events: list[Progress] = []
     with pytest.raises(TrainingError, match=message):
         train(args.paths, vocab_size=args.vocab_size, pattern=args.pattern, jobs=args.jobs,

@@ -42,13 +42,15 @@ def user_catalog(tmp_path, monkeypatch):
     ({"entries": [{**GOOD, "special_tokens": ["<|x|>"]}]}, '"special_tokens" must be an object of token -> id'),
     ({"entries": [{**GOOD, "aliases": "m"}]}, '"aliases" must be a list of strings'),
     ({"entries": [{**GOOD, "special_token_ranges": [{"template": "<{n}>"}]}]}, '"special_token_ranges" must be'),
-    ({"entries": [{**GOOD, "file": "../../x.tiktoken"}]}, """"file" must be a file name inside the vocabulary folder (no '..', not absolute), not '../../x.tiktoken'"""),
+    ({"entries": [{**GOOD, "file": "../../x.tiktoken"}]},
+     """"file" must be a file name inside the vocabulary folder (no '..', not absolute), not '../../x.tiktoken'"""),
     ({"entries": [{**GOOD, "file": "/etc/passwd"}]}, '"file" must be a file name inside'),
     ({"entries": [{**GOOD, "source": {"package": "../../../x==1.0", "member": "x"}}]},
      """"source.package" '../../../x==1.0' is not a requirement"""),
     ({"entries": [{**GOOD, "source": {"package": "dashscope", "member": "x"}}]},
      "'dashscope' is not a pinned requirement (name==version)"),
-    ({"entries": [{**GOOD, "extras": [{"file": "../y", "member": "y", "sha256": SHA}]}]}, '"extras.file" must be a file name inside'),
+    ({"entries": [{**GOOD, "extras": [{"file": "../y", "member": "y", "sha256": SHA}]}]},
+     '"extras.file" must be a file name inside'),
 ])
 def test_bad_user_catalogs_are_one_line_naming_file_entry_field(user_catalog, data, message):
     user_catalog(data)

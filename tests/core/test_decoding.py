@@ -33,7 +33,8 @@ def test_buffered_stream_flushes_an_incomplete_tail(vocab):
 
 # -- the buffered stream ends equal to the library's own decode ------------------------------
 
-NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]  # the provisioned ones (the gguf test vocabularies join when fetched)
+# the provisioned ones (the gguf test vocabularies join when fetched)
+NAMES = [entry.name for entry in catalog.builtin_entries() if entry.available]
 ANY_CHAR = st.characters(exclude_categories=[])  # every code point, lone surrogates included
 
 

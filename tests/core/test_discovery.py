@@ -24,11 +24,13 @@ def test_every_store_is_found_with_names_formats_sizes_and_specs(machine):
     lms = "lmstudio:lmstudio-community/Meta-Llama-3-8B-GGUF/Meta-Llama-3-8B-Q4_K_M.gguf"
     spm = str(machine / "llama-cache" / "ggml-org_llama-spm.gguf")
     assert set(found) == {
-        "hf:deepseek-ai/DeepSeek-V3", "hf:Qwen/Qwen-7B", "hf:mistralai/Mistral-7B-v0.1", "hf:meta-llama/Meta-Llama-3-8B",
-        "ollama:qwen2:7b", "ollama:someone/llama3.2:3b", lms, spm,
+        "hf:deepseek-ai/DeepSeek-V3", "hf:Qwen/Qwen-7B", "hf:mistralai/Mistral-7B-v0.1",
+        "hf:meta-llama/Meta-Llama-3-8B", "ollama:qwen2:7b", "ollama:someone/llama3.2:3b", lms, spm,
     }
     deepseek = found["hf:deepseek-ai/DeepSeek-V3"]
-    assert (deepseek.name, deepseek.format, deepseek.vocab_size) == ("deepseek-ai/DeepSeek-V3", "tokenizer.json", 129280)
+    assert (deepseek.name, deepseek.format, deepseek.vocab_size) == (
+        "deepseek-ai/DeepSeek-V3", "tokenizer.json", 129280
+    )
     assert deepseek.path.name == "tokenizer.json" and deepseek.path.parent.name == REV
     assert found["hf:Qwen/Qwen-7B"].format == "tiktoken"
     assert found["hf:Qwen/Qwen-7B"].vocab_size == 151643  # its last rank + 1

@@ -188,5 +188,6 @@ def test_an_unsupported_zip_method_is_one_clear_line(tmp_path):
     central = raw.index(b"PK\x01\x02")
     raw[central + 10:central + 12] = (9).to_bytes(2, "little")
     path.write_bytes(bytes(raw))
-    with pytest.raises(FetchError, match=r"m in pkg-1\.0-py3-none-any\.whl cannot be extracted: .*zip method not supported"):
+    message = r"m in pkg-1\.0-py3-none-any\.whl cannot be extracted: .*zip method not supported"
+    with pytest.raises(FetchError, match=message):
         _Archive(path, {"m"}).read("m", None)

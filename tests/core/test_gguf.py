@@ -109,7 +109,9 @@ def test_a_missing_file(tmp_path):
     assert not is_gguf(tmp_path / "nope.gguf")
 
 
-@pytest.mark.parametrize("name", ["ggml-vocab-qwen2", "ggml-vocab-llama-spm", "ggml-vocab-gemma-4", "ggml-vocab-bert-bge"])
+@pytest.mark.parametrize(
+    "name", ["ggml-vocab-qwen2", "ggml-vocab-llama-spm", "ggml-vocab-gemma-4", "ggml-vocab-bert-bge"]
+)
 def test_the_summary_agrees_with_the_full_read(vocab_path, name):
     meta = read_metadata(vocab_path(name))
     summary = read_summary(vocab_path(name))

@@ -226,7 +226,9 @@ def wordpiece() -> HFTokenizer:
     tk.normalizer = normalizers.BertNormalizer(lowercase=True)
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tk.decoder = decoders.WordPiece()
-    tk.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=120, special_tokens=["[UNK]", "[CLS]", "[SEP]"]))
+    tk.train_from_iterator(
+        CORPUS, trainers.WordPieceTrainer(vocab_size=120, special_tokens=["[UNK]", "[CLS]", "[SEP]"])
+    )
     return HFTokenizer.from_str(tk.to_str(), name="wordpiece")
 
 
@@ -236,7 +238,9 @@ def unigram() -> HFTokenizer:
     tk.normalizer = normalizers.NFKC()
     tk.pre_tokenizer = pre_tokenizers.Metaspace()
     tk.decoder = decoders.Metaspace()
-    tk.train_from_iterator(CORPUS, trainers.UnigramTrainer(vocab_size=80, special_tokens=["<unk>", "<s>"], unk_token="<unk>"))
+    tk.train_from_iterator(
+        CORPUS, trainers.UnigramTrainer(vocab_size=80, special_tokens=["<unk>", "<s>"], unk_token="<unk>")
+    )
     return HFTokenizer.from_str(tk.to_str(), name="unigram")
 
 

@@ -104,7 +104,9 @@ def test_japanese_mixes_three_scripts():
 
 def test_emoji_chat_has_hard_emoji():
     text = sample_text("emoji_chat.txt")
-    for emoji in ["👩\u200d💻", "🧑\u200d🤝\u200d🧑", "👨\u200d👩\u200d👧\u200d👦", "👍🏽", "🇰🇷", "🇯🇵", "1\ufe0f\u20e3"]:
+    for emoji in [
+        "👩\u200d💻", "🧑\u200d🤝\u200d🧑", "👨\u200d👩\u200d👧\u200d👦", "👍🏽", "🇰🇷", "🇯🇵", "1\ufe0f\u20e3",
+    ]:
         assert emoji in text
 
 

@@ -14,7 +14,8 @@ from tokviz.core.walk import collect_files, is_ignored, parse_gitignore
 def test_walk_include_exclude(tree: Path):
     assert names(collect_files([tree]).files) == ["a.txt", "b.py", "blob.dat", "c.md", "latin1.txt", "x.js"]
     assert names(collect_files([tree], include=["*.py", "*.md"]).files) == ["b.py", "c.md"]
-    assert names(collect_files([tree], exclude=["node_modules", "*.dat"]).files) == ["a.txt", "b.py", "c.md", "latin1.txt"]
+    excluded = collect_files([tree], exclude=["node_modules", "*.dat"])
+    assert names(excluded.files) == ["a.txt", "b.py", "c.md", "latin1.txt"]
     assert names(collect_files([tree], include=["src/*"]).files) == ["b.py", "c.md"]
 
 

@@ -149,7 +149,9 @@ def test_a_looping_template_is_stopped_with_the_analysis_message(make_panel, qtb
     panel.flush()
     pane = panel.panes[0]
     with qtbot.waitSignal(pane.updated, timeout=TIMEOUT_MS):
-        panel.template_edit.setPlainText("{% for i in range(100000) %}\n{% for j in range(100000) %}{% endfor %}{% endfor %}")
+        panel.template_edit.setPlainText(
+            "{% for i in range(100000) %}\n{% for j in range(100000) %}{% endfor %}{% endfor %}"
+        )
         panel.apply_template_edit()
     assert pane.analysis is None
     assert "stopped after 50,000 steps" in pane.warning.text()

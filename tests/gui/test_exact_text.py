@@ -58,7 +58,8 @@ def test_a_pasted_crlf_text_stays_crlf_and_edits_keep_it(qtbot, make_window) -> 
 
 
 @pytest.mark.parametrize("text", [
-    "\ufeffhead", "line\u2028sep\u2029para", "nul\x00 and \ufdd0\ufdd1 in it", "stand-ins \ufdd2\ufdd3\ufdd4\ufdd5\ufdd6 \r",
+    "\ufeffhead", "line\u2028sep\u2029para", "nul\x00 and \ufdd0\ufdd1 in it",
+    "stand-ins \ufdd2\ufdd3\ufdd4\ufdd5\ufdd6 \r",
     "emoji 👋🏽\r\n",
 ])
 def test_every_character_survives_the_editor(qtbot, make_window, text) -> None:

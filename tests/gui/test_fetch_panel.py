@@ -11,7 +11,9 @@ from tokviz.gui.compare.fetch_bar import FetchBar, fetch_entries
 from tokviz.gui.work.worker import Worker
 
 
-def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(qtbot, settings, monkeypatch, tmp_path: Path) -> None:
+def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(
+    qtbot, settings, monkeypatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("TOKVIZ_DATA_DIR", str(tmp_path / "empty"))
     window = build_window(settings=settings, restore=False, text="hello 안녕")
     qtbot.addWidget(window)

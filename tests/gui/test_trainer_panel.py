@@ -31,7 +31,13 @@ TEXTS = {
     "english.txt": "The quick brown fox jumps over the lazy dog. " * 30
     + "Tokenizers cut text into pieces; the pieces are learned from a corpus. " * 20,
     "korean.txt": "안녕하세요. 토큰은 문자도 단어도 아닙니다. 어휘는 말뭉치에서 배웁니다. " * 25,
-    "code/main.py": "def merge(ids, pair, idx):\n    out = []\n    for i in range(len(ids)):\n        out.append(ids[i])\n    return out\n" * 15,
+    "code/main.py": (
+        "def merge(ids, pair, idx):\n"
+        "    out = []\n"
+        "    for i in range(len(ids)):\n"
+        "        out.append(ids[i])\n"
+        "    return out\n"
+    ) * 15,
     "notes.md": "# Notes\n\n- bytes are the truth, text is a view\n- the gains shrink\n" * 20,
 }
 
@@ -125,7 +131,9 @@ def pool_workers() -> list[int]:
     return [pid for server in servers for pid in descendants(server)]
 
 
-def test_small_folder_trains_reports_skipped_saves_and_recuts(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:
+def test_small_folder_trains_reports_skipped_saves_and_recuts(
+    qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path
+) -> None:
     text = "The lazy dog reads 토큰 and merge(ids, pair, idx). " * 4
     panel = make_panel(qtbot, [small_corpus], vocab_size=700, compare_text=text)
     ready: list[str] = []
@@ -291,7 +299,9 @@ def test_saved_vocabularies_are_listed_in_a_later_session(qtbot, data_dir: Path,
     assert load_trained(path).vocab_size == result.vocab_size
 
 
-def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path) -> None:
+def test_worker_ends_each_run_in_exactly_one_terminal_signal(
+    qtbot, data_dir: Path, small_corpus: Path, tmp_path: Path
+) -> None:
     def run(job: TrainingJob, *, cancel_first: bool = False) -> list[str]:
         worker = Worker(partial(train_in_child, training=job))
         ends: list[str] = []
@@ -313,7 +323,9 @@ def test_worker_ends_each_run_in_exactly_one_terminal_signal(qtbot, data_dir: Pa
     assert not (data_dir / "trained").exists()  # the worker itself never writes
 
 
-def test_closing_the_compare_window_mid_run_cancels_the_trainer(qtbot, data_dir: Path, big_corpus: Path, tmp_path: Path) -> None:
+def test_closing_the_compare_window_mid_run_cancels_the_trainer(
+    qtbot, data_dir: Path, big_corpus: Path, tmp_path: Path
+) -> None:
     from PySide6.QtCore import QSettings
 
     from tokviz.gui.app import build_window

@@ -40,7 +40,9 @@ def test_seed_example_learns_six_merges_in_qwens_order(vocab, words_file):
 
 def test_saved_extension_loads_alone_and_as_base_plus_extra(vocab, words_file, tmp_path):
     extension = learn_extension(vocab("qwen"), read_word_list(words_file))
-    out = save_extension(extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=catalog.find("qwen").sha256)
+    out = save_extension(
+        extension, tmp_path / "qwen_extra.tiktoken", base_spec="qwen", base_sha256=catalog.find("qwen").sha256
+    )
     lines = out.read_text().splitlines()
     assert lines[0] == f"{base64.b64encode('一只猫'.encode()).decode()} 151851" and len(lines) == 6
     for spec in (str(out), f"qwen+{out}"):

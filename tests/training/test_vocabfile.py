@@ -138,7 +138,9 @@ def test_a_failed_second_save_leaves_the_first_pair_byte_identical(tmp_path: Pat
                          input=pickle.dumps(second), capture_output=True)
     assert out.stdout.decode().strip() == f"cannot save {tmp_path / 'v.json'}: File too large; nothing was changed"
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
-    assert load_trained(tmp_path / "v.tiktoken").special_tokens == {"<|endoftext|>": first.special_tokens["<|endoftext|>"]}
+    assert load_trained(tmp_path / "v.tiktoken").special_tokens == {
+        "<|endoftext|>": first.special_tokens["<|endoftext|>"]
+    }
 
 
 def test_a_pair_from_two_saves_is_refused(tmp_path: Path):

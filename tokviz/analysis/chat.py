@@ -32,7 +32,13 @@ FindingKind = Literal["injected-special", "control-in-content", "content-marker"
 
 #: text that looks like a template's structural marker: `<|im_start|>`, `<｜User｜>`, `[INST]`,
 #: `<start_of_turn>`, `</think>`, `<|START_OF_TURN_TOKEN|>`, Gemma 4's `<|turn>` and `<turn|>`
-MARKER = regex.compile(r"<\|[^\s|<>]{1,48}\|?>|<[^\s|<>]{1,48}\|>|<｜[^\s｜]{1,48}｜>|\[/?[A-Z][A-Z_]{1,31}\]|</?[A-Za-z][\w-]{0,31}>")
+MARKER = regex.compile(
+    r"<\|[^\s|<>]{1,48}\|?>"
+    r"|<[^\s|<>]{1,48}\|>"
+    r"|<｜[^\s｜]{1,48}｜>"
+    r"|\[/?[A-Z][A-Z_]{1,31}\]"
+    r"|</?[A-Za-z][\w-]{0,31}>"
+)
 
 
 @dataclass(frozen=True)
@@ -247,7 +253,9 @@ def _findings(
         if token.kind is TokenKind.SPECIAL and (token.start, token.end) not in made | trusted:
             message = _message_at(owner, token.start, token.end)
             if message is not None:
-                findings.append(Finding("injected-special", message, text[token.start:token.end], token.start, token.end))
+                findings.append(
+                    Finding("injected-special", message, text[token.start:token.end], token.start, token.end)
+                )
     markers: dict[str, None] = {}
     for start, end in rendered.template_spans():
         for match in MARKER.finditer(text, start, end):

@@ -55,8 +55,9 @@ def encoding_record(name: str, family: str, tokens: Sequence[Token]) -> dict[str
 
     >>> from tokviz.core.tokens import Token, TokenKind
     >>> r = encoding_record("cl100k_base", "tiktoken", [Token(15339, b"hi", 0, 2, 0, 2, TokenKind.NORMAL, "hi")])
-    >>> r["tokenizer"], r["count"], r["tokens"][0]
-    ('cl100k_base', 1, {'id': 15339, 'bytes': '6869', 'start': 0, 'end': 2, 'kind': 'normal', 'text': 'hi', 'piece': 'hi'})
+    >>> r["tokenizer"], r["count"], r["tokens"][0]  # doctest: +NORMALIZE_WHITESPACE
+    ('cl100k_base', 1,
+     {'id': 15339, 'bytes': '6869', 'start': 0, 'end': 2, 'kind': 'normal', 'text': 'hi', 'piece': 'hi'})
     """
     return {
         "tokenizer": name,

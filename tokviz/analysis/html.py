@@ -149,7 +149,8 @@ def comparison_html(text: str, panes: Sequence[HtmlPane], *, title: str = "tokvi
     """The whole page for `text` cut by each of `panes`.
 
     >>> from tokviz.core.tokens import Token, TokenKind
-    >>> page = comparison_html("a<b", [HtmlPane("toy", "a toy", [Token(7, b"a<b", 0, 3, 0, 3, TokenKind.NORMAL, "a<b")])])
+    >>> pane = HtmlPane("toy", "a toy", [Token(7, b"a<b", 0, 3, 0, 3, TokenKind.NORMAL, "a<b")])
+    >>> page = comparison_html("a<b", [pane])
     >>> 'data-id="7"' in page and "a&lt;b" in page and "<script" not in page
     True
     """

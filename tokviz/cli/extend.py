@@ -12,8 +12,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     ext = subparsers.add_parser("extend", help="learn merges that make given words single tokens of a BPE vocabulary")
     ext.add_argument("base", help="the base vocabulary: catalog name or .tiktoken file")
     ext.add_argument("words", help="word list: one 'word<TAB>frequency' per line")
-    ext.add_argument("-o", "--output", required=True, help="the extra .tiktoken to write (only the new ranks; OUT.json beside it)")
-    ext.add_argument("--force", action="store_true", help="overwrite OUT.tiktoken/OUT.json even if they are not a tokviz extension")
+    ext.add_argument("-o", "--output", required=True,
+                     help="the extra .tiktoken to write (only the new ranks; OUT.json beside it)")
+    ext.add_argument("--force", action="store_true",
+                     help="overwrite OUT.tiktoken/OUT.json even if they are not a tokviz extension")
     ext.add_argument("--start-id", type=int, help="first new id (default: after the base's ids and special tokens)")
     ext.set_defaults(run=run)
     return ext

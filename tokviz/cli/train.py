@@ -36,17 +36,24 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--vocab-size", type=int, required=True, metavar="N", help="ids wanted, special tokens included")
     p.add_argument("--pattern", default="cl100k", metavar="PRESET|REGEX",
                    help=f"split pattern: {', '.join(PRESETS)} or a regex (default cl100k)")
-    p.add_argument("--include", action="append", default=[], metavar="GLOB", help="only files matching (repeatable)")
-    p.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip files/folders matching (repeatable)")
+    p.add_argument("--include", action="append", default=[], metavar="GLOB",
+                   help="only files matching (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="skip files/folders matching (repeatable)")
     p.add_argument("--gitignore", action="store_true", help="honour .gitignore files")
-    p.add_argument("--non-utf8", choices=["skip", "replace"], default="skip", help="non-UTF-8 files: skip (default) or decode with U+FFFD")
+    p.add_argument("--non-utf8", choices=["skip", "replace"], default="skip",
+                   help="non-UTF-8 files: skip (default) or decode with U+FFFD")
     p.add_argument("--special", nargs="+", default=[], metavar="TOKEN", help="special tokens, added after the merges")
-    p.add_argument("--min-frequency", type=int, default=2, metavar="F", help="stop when no pair occurs F times (default 2)")
-    p.add_argument("--jobs", type=int, default=None, metavar="J", help="worker processes for counting (default: all cores; none, counting in-process, on 2 cores or fewer)")
+    p.add_argument("--min-frequency", type=int, default=2, metavar="F",
+                   help="stop when no pair occurs F times (default 2)")
+    p.add_argument("--jobs", type=int, default=None, metavar="J",
+                   help="worker processes for counting (default: all cores; "
+                   "none, counting in-process, on 2 cores or fewer)")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")
-    p.add_argument("--force", action="store_true", help="overwrite NAME.* even if they are not a vocabulary tokviz trained as NAME")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite NAME.* even if they are not a vocabulary tokviz trained as NAME")
     p.set_defaults(run=run, prog="tokviz train", interrupted="interrupted; nothing written")
     return p
 
@@ -57,7 +64,8 @@ def progress_line(e: Progress, bar: ProgressBar) -> str:
     done, unit = e.done / scale, _UNITS[e.phase]
     text = f"{e.phase:<9} "
     if e.total:
-        text += f"{bar.gauge(e.done, e.total)} {min(e.done / e.total, 1.0):4.0%} {done:,.0f}/{e.total / scale:,.0f} {unit}"
+        text += (f"{bar.gauge(e.done, e.total)} {min(e.done / e.total, 1.0):4.0%} "
+                 f"{done:,.0f}/{e.total / scale:,.0f} {unit}")
     else:
         text += f"{done:,.0f} {unit}"
     text += f"  {e.rate / scale:,.0f} {unit}/s"
@@ -131,5 +139,6 @@ def _summary(result, written, err: TextIO) -> None:
         print(f"  ... and {len(c.files_skipped) - 10:,} more (listed in the sidecar)", file=err)
     tokens = result.corpus_tokens()
     if tokens[0]:
-        print(f"corpus tokens {tokens[0]:,} -> {tokens[-1]:,} ({tokens[0] / max(tokens[-1], 1):.2f} bytes/token)", file=err)
+        print(f"corpus tokens {tokens[0]:,} -> {tokens[-1]:,} "
+              f"({tokens[0] / max(tokens[-1], 1):.2f} bytes/token)", file=err)
     print(f"wrote {', '.join(str(p) for p in written)} in {result.seconds:.1f} s", file=err)

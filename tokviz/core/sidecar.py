@@ -207,7 +207,9 @@ def _check_extension(path: Path, data: dict[str, Any]) -> None:
         raise _field_error(path, "base", "the base's catalog name or path", base)
     own = {path.resolve(), path.with_suffix(".tiktoken").resolve()}
     if Path(base).expanduser().resolve() in own:
-        raise TokenizerError(f'{path}: "base" names the extension itself ({base!r}); it must name the vocabulary it extends')
+        raise TokenizerError(
+            f'{path}: "base" names the extension itself ({base!r}); it must name the vocabulary it extends'
+        )
     sha = data.get("base_sha256")
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
         raise _field_error(path, "base_sha256", "the base's sha256 (64 hex digits)", sha)

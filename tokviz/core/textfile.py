@@ -36,8 +36,9 @@ def decode_exact(data: bytes, where: str) -> str:
     ...         decode_exact(data, "f.txt")
     ...     except NotTextError as e:
     ...         print(e)
-    >>> why(b"caf\\xe9 au lait")
-    f.txt is not UTF-8 text: byte 0xe9 at offset 3 (line 1, column 4), in b'caf\\xe9 au lait'; it looks like Latin-1 or Windows-1252 text: save it as UTF-8 first (e.g. iconv -f CP1252 -t UTF-8)
+    >>> why(b"caf\\xe9 au lait")  # doctest: +NORMALIZE_WHITESPACE
+    f.txt is not UTF-8 text: byte 0xe9 at offset 3 (line 1, column 4), in b'caf\\xe9 au lait';
+    it looks like Latin-1 or Windows-1252 text: save it as UTF-8 first (e.g. iconv -f CP1252 -t UTF-8)
     >>> why(b"\\x89PNG\\r\\n\\x1a\\n\\x00\\x00")
     f.txt looks binary, not text: a NUL byte at offset 8 (it starts b'\\x89PNG\\r\\n\\x1a\\n\\x00\\x00')
     """
@@ -54,7 +55,9 @@ def _not_utf8(data: bytes, offset: int, where: str) -> str:
     line = data.count(b"\n", 0, offset) + 1
     column = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
     context = data[max(offset - 12, 0):offset + 12]
-    head = f"{where} is not UTF-8 text: byte 0x{data[offset]:02x} at offset {offset} (line {line}, column {column}), in {context!r}"
+    head = (f"{where} is not UTF-8 text: byte 0x{data[offset]:02x} at offset {offset} "
+            f"(line {line}, column {column}), in {context!r}")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return f"{head}; it starts with a UTF-16 byte-order mark: save it as UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)"
+        return (f"{head}; it starts with a UTF-16 byte-order mark: "
+                "save it as UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)")
     return f"{head}; it looks like Latin-1 or Windows-1252 text: save it as UTF-8 first (e.g. iconv -f CP1252 -t UTF-8)"

@@ -86,7 +86,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sample", help="a shipped sample: english, korean, chinese, japanese, emoji_chat, mixed, …")
     p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="SPEC",
                    help="a catalog name or vocabulary file (repeat for more panes)")
-    p.add_argument("--policy", default="none", type=_policy, help="special-token policy for every pane: none, all, raise, or tok1,tok2")
+    p.add_argument("--policy", default="none", type=_policy,
+                   help="special-token policy for every pane: none, all, raise, or tok1,tok2")
     p.add_argument("--pane-policy", action="append", default=[], metavar="N:POLICY", type=_pane_policy,
                    help="special-token policy for pane N (1-based), e.g. 3:all")
     p.add_argument("--mode", choices=("text", "ids", "both"), help="token view")

@@ -82,7 +82,9 @@ class HFTokenizer(Tokenizer):
             prefix = "##"
         self.subword_prefix: str = prefix or ""
         self.space_mark = self._find_space_mark(config)
-        self._added: dict[int, tuple[str, bool]] = {int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []}
+        self._added: dict[int, tuple[str, bool]] = {
+            int(t["id"]): (t["content"], bool(t.get("special"))) for t in config.get("added_tokens") or []
+        }
         #: an added token's `lstrip`, `rstrip`, `single_word`, where any is set (RoBERTa's `<mask>`
         #: takes the spaces before it, Phi-3's `<|end|>` the newline after it)
         self._flags: dict[str, tuple[bool, bool, bool]] = {
@@ -162,7 +164,8 @@ class HFTokenizer(Tokenizer):
         decide what "as the model sees it" puts around a text (DeepSeek-V3's post-processor adds
         nothing; its config adds BOS), and `chat_template` is kept for the chat code.
 
-        >>> HFTokenizer.from_snapshot("~/.cache/huggingface/hub/models--deepseek-ai--DeepSeek-V3/snapshots/REV")  # doctest: +SKIP
+        >>> HFTokenizer.from_snapshot(  # doctest: +SKIP
+        ...     "~/.cache/huggingface/hub/models--deepseek-ai--DeepSeek-V3/snapshots/REV")
         """
         folder = Path(folder).expanduser()
         tokenizer = cls.from_file(folder / "tokenizer.json", name=name or folder.name)

@@ -36,4 +36,6 @@ def library_calls(what: str) -> Iterator[None]:
         if not is_panic(e):
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else "no message"
-        raise TokenizerError(f"{what}: the tokenizer library failed ({first}); the vocabulary file is not valid") from None
+        raise TokenizerError(
+            f"{what}: the tokenizer library failed ({first}); the vocabulary file is not valid"
+        ) from None

@@ -239,7 +239,9 @@ class ExtendDialog(WorkDialog):
             self.file_radio.setChecked(True)
 
     def _choose_output(self) -> str:
-        path, _ = QFileDialog.getSaveFileName(self, "Save the extra ranks", "extra.tiktoken", "tiktoken ranks (*.tiktoken)")
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Save the extra ranks", "extra.tiktoken", "tiktoken ranks (*.tiktoken)"
+        )
         if path:
             self.output_edit.setText(path)
         return path
@@ -361,7 +363,9 @@ class ExtendDialog(WorkDialog):
             return None
         self.saved_path = saved
         self.output_edit.setText(str(saved))
-        self.message.setText(f"Saved {saved} (+ {saved.with_suffix('.json').name}); it loads as {saved.stem} with its base.")
+        self.message.setText(
+            f"Saved {saved} (+ {saved.with_suffix('.json').name}); it loads as {saved.stem} with its base."
+        )
         self.extension_saved.emit(str(saved))
         return saved
 

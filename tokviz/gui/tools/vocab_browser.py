@@ -370,7 +370,9 @@ class VocabBrowser(QWidget):
         self.details_title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         form = QFormLayout()
         self.details_fields: dict[Column, QLabel] = {}
-        fields: tuple[tuple[Column, str], ...] = (("piece", "Piece"), ("hex", "Bytes"), ("kind", "Kind"), ("script", "Script"))
+        fields: tuple[tuple[Column, str], ...] = (
+            ("piece", "Piece"), ("hex", "Bytes"), ("kind", "Kind"), ("script", "Script")
+        )
         for key, label in fields:
             value = QLabel("", wordWrap=True)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

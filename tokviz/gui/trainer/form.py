@@ -36,7 +36,9 @@ from tokviz.training.process import TrainingJob
 from tokviz.training.trainer import TrainOptions
 
 CUSTOM = "custom regex"
-PRESET_TITLES = {"gpt2": "gpt2 (GPT-2)", "cl100k": "cl100k (GPT-4)", "o200k": "o200k (GPT-4o)", "none": "none (no split)"}
+PRESET_TITLES = {
+    "gpt2": "gpt2 (GPT-2)", "cl100k": "cl100k (GPT-4)", "o200k": "o200k (GPT-4o)", "none": "none (no split)"
+}
 MAX_VOCAB = 1 << 20
 
 
@@ -141,7 +143,8 @@ class TrainerForm(QWidget):
                                    "training stops earlier when no pair is frequent enough")
         form.addRow("Vocabulary size", self.vocab_spin)
         self.special_edit = QLineEdit(placeholderText="e.g. <|endoftext|> <|pad|>")
-        self.special_edit.setToolTip("Special tokens, separated by spaces or commas; they take the ids after the merges")
+        self.special_edit.setToolTip("Special tokens, separated by spaces or commas; "
+                                     "they take the ids after the merges")
         form.addRow("Special tokens", self.special_edit)
         self.min_freq_spin = QSpinBox(minimum=1, maximum=1_000_000, value=2)
         self.min_freq_spin.setToolTip("Stop when no pair occurs this often")

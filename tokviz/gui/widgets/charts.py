@@ -259,7 +259,8 @@ class BarChart(QWidget):
                 m = self.model
                 share = ""
                 if m.stacked and m.total(bar.category):
-                    share = f" ({100 * bar.value / m.total(bar.category):.1f}% of {format_value(m.total(bar.category))})"
+                    share = (f" ({100 * bar.value / m.total(bar.category):.1f}% "
+                             f"of {format_value(m.total(bar.category))})")
                 QToolTip.showText(
                     event.globalPos(), f"{bar.category} · {bar.series}: {format_value(bar.value)} {m.unit}{share}", self
                 )
