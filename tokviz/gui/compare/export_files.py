@@ -1,32 +1,26 @@
 """Saving the comparison: a self-contained HTML page (analysis/html.py, the same page as
-`tokviz encode --html`), or the panes as drawn, with their names and counts, as PNG or SVG.
+`tokviz encode --html`), the panes as drawn as a PNG, or as an SVG of real text (export_svg.py),
+with their names and counts.
 Every save is atomic (`write_atomic`: a temporary file, then a rename)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QSize
-from PySide6.QtGui import QPainter
-from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtWidgets import QWidget
 
 from tokviz.analysis.html import HtmlPane, comparison_html
 from tokviz.core.files import write_atomic
+from tokviz.gui.compare.export_svg import SvgPane, comparison_svg
 
 ExportFormat = Literal["html", "png", "svg"]
 FILTERS = "HTML page (*.html);;PNG image (*.png);;SVG image (*.svg)"
 
 
-class ExportPane(Protocol):
-    spec: str
-
-    @property
-    def result(self): ...
-    @property
-    def tokenizer(self): ...
+ExportPane = SvgPane  # what a save needs of a pane: its spec, result, tokenizer, view and counts
 
 
 class ExportError(Exception):
@@ -71,22 +65,12 @@ def png_bytes(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-def svg_bytes(widget: QWidget, *, title: str = "tokviz comparison") -> bytes:
-    """`widget` rendered into an SVG (QSvgGenerator): text stays text, scalable."""
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    generator = QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    size = widget.size()
-    generator.setSize(QSize(size.width(), size.height()))
-    generator.setViewBox(QRect(0, 0, size.width(), size.height()))
-    generator.setTitle(title)
-    painter = QPainter(generator)
-    widget.render(painter, QPoint(0, 0))
-    painter.end()
-    buffer.close()
-    return bytes(data.data())
+def svg_bytes(panes: Sequence[ExportPane], *, title: str = "tokviz comparison") -> bytes:
+    """The panes as SVG text (`export_svg`): every name, count and token label is selectable text."""
+    try:
+        return comparison_svg(panes, title=title).encode("utf-8")
+    except ValueError as e:
+        raise ExportError(str(e)) from None
 
 
 def export_comparison(path: str, panes: Sequence[ExportPane], widget: QWidget, *, by_id: bool = False,
@@ -98,7 +82,7 @@ def export_comparison(path: str, panes: Sequence[ExportPane], widget: QWidget, *
     elif fmt == "png":
         data = png_bytes(widget)
     else:
-        data = svg_bytes(widget)
+        data = svg_bytes(panes)
     try:
         write_atomic(path, data)
     except OSError as e:

@@ -114,6 +114,14 @@ class TokenView(QAbstractScrollArea):
                 self._slots = position_slots(len(self.result.ids), n)
         return self._slots
 
+    def background(self, index: int) -> QColor:
+        """The colour token `index` is drawn on (its style's fill, else the palette's): what the
+        painter uses, for exports that draw the tokens themselves."""
+        style = self.token_styles[index] if self.token_styles is not None else None
+        if style is not None and style.fill is not None:
+            return style.fill
+        return self.colors.for_slot(index, int(self._color_slots()[index]), self.cell(index).kind)
+
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
         top_char = self.top_char()
