@@ -159,3 +159,19 @@ def test_closing_mid_comparison_cancels_cleanly(qtbot) -> None:
     assert run.outcome == "aborted" and dialog.outcome is None and dialog.model.table is None
     assert dialog.status.text() == "Cancelled." and not dialog.isVisible()
     assert live_workers() == 0
+
+
+def test_the_overlap_option_opens_the_dialog_at_start(qtbot, tmp_path: Path) -> None:
+    from tokviz.gui.app import parse_args, window_from_args
+
+    args = parse_args(["-t", "r50k_base", "-t", "p50k_base", "--no-restore", "--settings", str(tmp_path / "s.ini"),
+                       "--overlap"])
+    window = window_from_args(args)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.tools.overlap is not None, timeout=TIMEOUT_MS)
+    dialog = window.tools.overlap
+    assert dialog.chosen() == ["r50k_base", "p50k_base"]
+    qtbot.waitUntil(lambda: dialog.outcome is not None, timeout=TIMEOUT_MS)
+    assert dialog.model.rowCount() == 24
+    window.close()

@@ -96,6 +96,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--context-limit", type=_count(1), metavar="N",
                    help="mark where a context of N tokens ends in every pane")
     p.add_argument("--diff", action="store_true", help="open in diff mode (where the panes cut differently)")
+    p.add_argument("--overlap", action="store_true",
+                   help="open Tools > Vocabulary overlap on the panes' vocabularies at start")
     p.add_argument("--chat", metavar="MESSAGES.json", nargs="?", const="",
                    help='open in Chat mode, with the conversation in MESSAGES.json ([{"role": ..., "content": ...}] '
                         'or {"messages": [...]}); without a file, with the example conversation')
@@ -178,6 +180,8 @@ def _configure(window: MainWindow, args: argparse.Namespace) -> None:
         window.set_context_limit(args.context_limit)
     if args.diff:
         window.set_diff_mode(True)
+    if args.overlap:
+        QTimer.singleShot(0, window.tools.open_overlap)  # once the window is shown, as the menu would
     if args.chat is not None:
         open_chat(window, args.chat)
 

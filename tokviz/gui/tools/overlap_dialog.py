@@ -338,20 +338,23 @@ class OverlapDialog(WorkDialog):
         error_page = QWidget()
         QVBoxLayout(error_page).addWidget(self.error, 0, Qt.AlignmentFlag.AlignTop)
         self.stack.addWidget(error_page)
-        self.tabs = QTabWidget()
-        self.stack.addWidget(self.tabs)
+        # the summary stays in view above the tabs: sizes, shared, each pair
+        self.results = QWidget()
         self.summary = QLabel(wordWrap=True, textFormat=Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_page = QWidget()
-        QVBoxLayout(self.summary_page).addWidget(self.summary)
-        self.tabs.addTab(self.summary_page, "Summary")
+        self.tabs = QTabWidget()
+        results = QVBoxLayout(self.results)
+        results.setContentsMargins(0, 0, 0, 0)
+        results.addWidget(self.summary, 0, Qt.AlignmentFlag.AlignTop)
+        results.addWidget(self.tabs, 1)
+        self.stack.addWidget(self.results)
         self.script_page, self.length_page = QWidget(), QWidget()
         self.breakdowns: dict[str, QTableWidget] = {}  # "script" / "length": the table shown
         for page in (self.script_page, self.length_page):
             QVBoxLayout(page).setContentsMargins(0, 0, 0, 0)
         self.tabs.addTab(self.script_page, "By script")
         self.tabs.addTab(self.length_page, "By length")
-        self.tabs.addTab(self._build_only_page(), "Only in one")
+        self.only_index = self.tabs.addTab(self._build_only_page(), "Only in one")
         row_height = self.fontMetrics().height() + ROW_HEIGHT_PAD
         self.merges_view = _table_view(self.merges_model, (140, 70, 150, 150, 220), row_height)
         self.merges_note = QLabel("", objectName="paneSubheader", wordWrap=True)
@@ -475,26 +478,26 @@ class OverlapDialog(WorkDialog):
         self._show_breakdowns(outcome)
         self._show_table(outcome)
         self._show_merges(outcome)
-        self.stack.setCurrentWidget(self.tabs)
+        self.stack.setCurrentWidget(self.results)
         self.compared.emit()
 
     # -- showing ----------------------------------------------------------------------------------
     def _show_summary(self, outcome: OverlapOutcome) -> None:
         o, names = outcome.overlap, outcome.overlap.names
-        lines = ["<table cellspacing=6><tr><th align=left>vocabulary</th><th align=right>tokens</th>"
-                 "<th align=right>only here</th><th align=left>special</th></tr>"]
+        sizes = ["<table cellspacing=4><tr><th align=left>vocabulary</th><th align=right>tokens</th>"
+                 "<th align=right>only here</th><th align=right>special</th></tr>"]
         for i, name in enumerate(names):
-            lines.append(f"<tr><td>{name}</td><td align=right>{len(o.sets[i]):,}</td>"
-                         f"<td align=right>{len(o.only[i]):,}</td><td>{len(o.specials[i]):,}</td></tr>")
-        lines.append("</table>")
-        lines.append(f"<p><b>Shared by all:</b> {o.shared_count:,} of {o.union_count:,} distinct tokens "
-                     "(tokens compared by their bytes; special tokens left out)</p>")
-        lines.append("<table cellspacing=6><tr><th align=left>pair</th><th align=right>common</th>"
-                     "<th align=right>same id</th><th align=right>Jaccard</th></tr>")
+            sizes.append(f"<tr><td>{name}</td><td align=right>{len(o.sets[i]):,}</td>"
+                         f"<td align=right>{len(o.only[i]):,}</td><td align=right>{len(o.specials[i]):,}</td></tr>")
+        pairs = ["<table cellspacing=4><tr><th align=left>pair</th><th align=right>common</th>"
+                 "<th align=right>same id</th><th align=right>Jaccard</th></tr>"]
         for p in outcome.pairs:
-            lines.append(f"<tr><td>{names[p.a]} &amp; {names[p.b]}</td><td align=right>{p.common:,}</td>"
+            pairs.append(f"<tr><td>{names[p.a]} &amp; {names[p.b]}</td><td align=right>{p.common:,}</td>"
                          f"<td align=right>{p.same_ids:,}</td><td align=right>{p.jaccard:.4f}</td></tr>")
-        lines.append("</table>")
+        lines = [f"<table><tr><td valign=top>{''.join(sizes)}</table></td><td width=24></td>"
+                 f"<td valign=top>{''.join(pairs)}</table></td></tr></table>",
+                 f"<p><b>Shared by all:</b> {o.shared_count:,} of {o.union_count:,} distinct tokens "
+                 "(compared by their bytes, under any id; special tokens left out)</p>"]
         for base, extended, merges in outcome.merges:
             lines.append(f"<p>Every token of {names[base]} is in {names[extended]}, which adds "
                          f"{len(merges):,} (see New merges).</p>")
@@ -528,7 +531,7 @@ class OverlapDialog(WorkDialog):
         self.vocab_combo.blockSignals(False)
         self.model.set_table(outcome.table)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.tabs.setTabText(3, f"Only in one ({len(outcome.table):,})")
+        self.tabs.setTabText(self.only_index, f"Only in one ({len(outcome.table):,})")
         self.apply_filter()
 
     def _show_merges(self, outcome: OverlapOutcome) -> None:
