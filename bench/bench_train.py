@@ -8,16 +8,21 @@ U+FFFD for bad bytes (files with NUL bytes are left out), so the written corpus 
 every tool reads exactly the same bytes: tokviz reads the files itself, rustbpe and `tokenizers`
 get each file's bytes decoded strictly (no newline translation: `\\r\\n` stays `\\r\\n`).
 
-Each tool trains in its own process, one after the other, with the same split pattern and
+Each tool trains in its own process, one at a time, with the same split pattern and
 vocabulary size; the bench prints wall time, peak memory (the sum over the tool's process tree,
 sampled from /proc, and the largest single process from `wait4`'s `ru_maxrss`), the CPU time
 (of the whole process tree, sampled: a steadier figure than wall time on a shared machine), whether the
 merges are identical to rustbpe's, and the ratios.
 
-    python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4)
-    python bench/bench_train.py --mb 10                  # quick
-    python bench/bench_train.py --mb 200 --one-file --only tokviz rustbpe   # one 200 MB file
-    python bench/bench_train.py --only tokviz --jobs 1   # tokviz's --jobs
+Runs are interleaved: each of `--repeats` rounds runs every tool once (tokviz with its default
+`--jobs` and with each `--jobs` value asked for), starting with a different one each round; the
+ratios are the medians of each round's side-by-side ratios, and every run prints the load
+average (the machine may be shared: trust ratios measured side by side over absolute times).
+
+    python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4), 2 rounds
+    python bench/bench_train.py --mb 10 --repeats 1      # quick
+    python bench/bench_train.py --mb 200 --one-file --only tokviz rustbpe --jobs   # one 200 MB file
+    python bench/bench_train.py --only tokviz --jobs 1 2 3   # tokviz's --jobs against its default
 
 This is not a test: it asserts nothing. It does not download anything.
 """
@@ -29,6 +34,7 @@ import gzip
 import hashlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import sysconfig
@@ -276,11 +282,12 @@ def _tree(pid: int, cpu: dict[int, float]) -> float:
 
 
 def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | None) -> dict:
-    out = CACHE / f"result-{name}.json"
+    out = CACHE / f"result-{name}-{os.getpid()}.json"
     cmd = [sys.executable, __file__, "--child", name, "--corpus", str(folder),
            "--vocab-size", str(vocab_size), "--pattern", preset, "--out", str(out)]
     if jobs is not None:
-        cmd += ["--jobs", str(jobs)]
+        cmd += ["--child-jobs", str(jobs)]
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd)
     peak, cpu = 0.0, {}
@@ -298,8 +305,18 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     data = json.loads(out.read_text())
     out.unlink()
     return {"name": name, "wall": wall, "train": data["seconds"], "peak_mb": peak,
-            "maxrss_mb": usage.ru_maxrss / 1024,
+            "maxrss_mb": usage.ru_maxrss / 1024, "load": (load + os.getloadavg()[0]) / 2,
             "cpu": max(usage.ru_utime + usage.ru_stime, sum(cpu.values())), "bytes": data["bytes"], "vocab": data["vocab"]}
+
+
+def _agreement(a: list[str], ref: list[str]) -> str:
+    same = next((i for i, (x, y) in enumerate(zip(a, ref)) if x != y), min(len(a), len(ref)))
+    return (f"{'yes' if a == ref else 'no'} (first {max(same - 256, 0)} agree; "
+            f"{len(a) - 256} vs {len(ref) - 256} learned)")
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -308,16 +325,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one-file", action="store_true", help="the corpus as one file, not ~1 MB files")
     ap.add_argument("--vocab-size", type=int, default=32768)
     ap.add_argument("--pattern", default="cl100k", help="preset: gpt2, cl100k (GPT-4, default), o200k")
-    ap.add_argument("--jobs", type=int, default=None, help="tokviz's --jobs (default: its own choice)")
+    ap.add_argument("--jobs", type=int, nargs="*", default=[1, 2],
+                    help="tokviz's --jobs values to run besides its default (default: 1 2)")
+    ap.add_argument("--repeats", type=int, default=2, help="rounds; each runs every tool once, in turn")
     ap.add_argument("--only", nargs="+", choices=list(RUNNERS), default=list(RUNNERS))
     ap.add_argument("--child", choices=list(RUNNERS), help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--child-jobs", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    from tokviz.training.corpus import default_jobs
     from tokviz.training.pretokenize import PRESETS
 
     if args.child:
-        child(args.child, Path(args.corpus), args.vocab_size, PRESETS[args.pattern], args.jobs, Path(args.out))
+        child(args.child, Path(args.corpus), args.vocab_size, PRESETS[args.pattern], args.child_jobs, Path(args.out))
         return 0
     folder = build_corpus(args.mb, args.one_file)
     files = corpus_files(folder)
@@ -325,37 +346,55 @@ def main(argv: list[str] | None = None) -> int:
     for path in files:
         digest.update(path.read_bytes())
     size = sum(p.stat().st_size for p in files)
-    print(f"corpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
-          f"pattern {args.pattern}, vocab {args.vocab_size}, {os.cpu_count()} cores, tokviz --jobs "
-          f"{args.jobs if args.jobs is not None else 'default'}", flush=True)
-    rows = []
+    # the runs of one round: tokviz with its default --jobs, with each --jobs asked for that
+    # differs from the default, and the peers
+    default = default_jobs()
+    runs: list[tuple[str, str, int | None]] = []
     for name in args.only:
-        row = measure(name, folder, args.vocab_size, args.pattern, args.jobs)
-        rows.append(row)
-        print(f"{name:<11} wall {row['wall']:6.1f} s  (train {row['train']:6.1f} s, cpu {row['cpu']:6.1f} s)  peak memory "
-              f"{row['peak_mb']:6.0f} MB (tree)  {row['maxrss_mb']:6.0f} MB (largest process)  "
-              f"fed {row['bytes']:,} bytes", flush=True)
-    by = {r["name"]: r for r in rows}
-    if "rustbpe" in by:
-        ref = by["rustbpe"]["vocab"]
-        for r in rows:
-            if r["name"] == "rustbpe":
+        if name == "tokviz":
+            runs.append((f"tokviz (default --jobs {default})", name, None))
+            runs += [(f"tokviz --jobs {j}", name, j) for j in args.jobs if j != default]
+        else:
+            runs.append((name, name, None))
+    print(f"corpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
+          f"pattern {args.pattern}, vocab {args.vocab_size}, {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.1f}; {args.repeats} rounds of: {', '.join(r[0] for r in runs)}",
+          flush=True)
+    rows: dict[str, list[dict]] = {label: [] for label, _, _ in runs}
+    for round_ in range(args.repeats):
+        shift = round_ % len(runs)  # interleaved: each round starts with a different tool
+        for label, name, jobs in runs[shift:] + runs[:shift]:
+            row = measure(name, folder, args.vocab_size, args.pattern, jobs)
+            rows[label].append(row)
+            print(f"  round {round_ + 1} {label:<26} wall {row['wall']:6.1f} s  cpu {row['cpu']:6.1f} s  peak "
+                  f"{row['peak_mb']:5.0f} MB (tree) {row['maxrss_mb']:5.0f} MB (largest)  load {row['load']:4.1f}  "
+                  f"fed {row['bytes']:,} bytes", flush=True)
+    print(f"\nmedians over {args.repeats} rounds (load average {os.getloadavg()[0]:.1f} at the end):")
+    for label, got in rows.items():
+        print(f"  {label:<26} wall {_median([r['wall'] for r in got]):6.1f} s  cpu "
+              f"{_median([r['cpu'] for r in got]):6.1f} s  peak {max(r['peak_mb'] for r in got):5.0f} MB (tree)  "
+              f"load {_median([r['load'] for r in got]):4.1f}")
+    if "rustbpe" in rows:
+        ref = rows["rustbpe"][0]["vocab"]
+        for label, got in rows.items():
+            if label == "rustbpe":
                 continue
-            a = r["vocab"]
-            same = next((i for i, (x, y) in enumerate(zip(a, ref)) if x != y), min(len(a), len(ref)))
-            identical = a == ref
-            print(f"{r['name']:<11} merges identical to rustbpe: {'yes' if identical else 'no'} "
-                  f"(first {max(same - 256, 0)} agree; {len(a) - 256} vs {len(ref) - 256} learned)")
-        o = by["rustbpe"]
-        for r in rows:
-            if r["name"] != "rustbpe":
-                print(f"{r['name']} / rustbpe: wall {r['wall'] / o['wall']:.2f}x, cpu {r['cpu'] / o['cpu']:.2f}x, peak memory "
-                      f"{r['peak_mb'] / o['peak_mb']:.2f}x (tree), {r['maxrss_mb'] / o['maxrss_mb']:.2f}x "
-                      f"(largest process)")
-    if "tokviz" in by and "tokenizers" in by:
-        tv, o = by["tokviz"], by["tokenizers"]
-        print(f"tokviz / tokenizers: wall {tv['wall'] / o['wall']:.2f}x, peak memory "
-              f"{tv['peak_mb'] / o['peak_mb']:.2f}x (tree)")
+            print(f"  {label:<26} merges identical to rustbpe: {_agreement(got[0]['vocab'], ref)}")
+    pairs = [(a, b) for a in rows for b in ("rustbpe", "tokenizers") if b in rows and a not in ("rustbpe", "tokenizers")]
+    if "rustbpe" in rows and "tokenizers" in rows:
+        pairs.append(("tokenizers", "rustbpe"))
+    if pairs:
+        print("ratios, each the median of the rounds' side-by-side ratios:")
+    for a, b in pairs:
+        def ratio(key: str, a: str = a, b: str = b) -> float:
+            return _median([x[key] / y[key] for x, y in zip(rows[a], rows[b])])
+        print(f"  {a} / {b}: wall {ratio('wall'):.2f}x, cpu {ratio('cpu'):.2f}x, peak memory {ratio('peak_mb'):.2f}x (tree)")
+    labels = [label for label, name, _ in runs if name == "tokviz"]
+    for other in labels[1:]:
+        def ratio2(key: str, other: str = other) -> float:
+            return _median([x[key] / y[key] for x, y in zip(rows[other], rows[labels[0]])])
+        print(f"  {other} / {labels[0]}: wall {ratio2('wall'):.2f}x, cpu {ratio2('cpu'):.2f}x, "
+              f"peak memory {ratio2('peak_mb'):.2f}x (tree)")
     return 0
 
 
