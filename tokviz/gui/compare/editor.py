@@ -9,13 +9,19 @@ noncharacter the raw text does not contain (`RawCodec`). Positions in the editor
 positions in the raw text, undo and redo keep every character, and `raw_text()` gives back the
 exact text: CRLF comes back as CRLF. Pastes, drops and copies go through the same codec, and the
 characters one cannot see (CR, NBSP, BOM, the separators) get a small mark drawn over them.
+
+A large text goes in by slices, one per event-loop turn (`_Fill`): one `insertText` of 10 MB of
+mixed text took 1.4 s of the GUI thread (load ~8 on two cores), a 64,000-character slice takes
+10-40 ms. Meanwhile the editor is read-only, `raw_text()` is already the whole new text, the
+slices of a paste join one undo step, and `textChanged` is emitted once, when the last slice is
+in (then `filled`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QDragEnterEvent,
@@ -51,6 +57,9 @@ MARKS = {
 }
 ASCII_MARKS = {"␍": "CR", "¶": "PS", "⍽": "_", "↵": "LS", "◇": "NC"}
 MARK_COLOR = QColor("#c2410c")
+#: characters inserted per event-loop turn when a text is larger (10-40 ms of insertText for
+#: mixed text on a loaded machine; bench/bench_paste.py)
+FILL_SLICE = 64_000
 MARK_BACKGROUND = QColor(194, 65, 12, 40)
 
 
@@ -104,11 +113,38 @@ class RawCodec:
         return HELD_BY_STAND_IN[i] if i >= 0 else held
 
 
+@dataclass
+class _Fill:
+    """A large insert under way: the raw text still to go in, and what the editor will hold.
+
+    Each slice is coded as it goes in, and the whole raw text is put together when first asked
+    for: both are 10 MB string operations the first event-loop turn need not pay for."""
+
+    cursor: QTextCursor  # where the slices go (the first one replaces the selection)
+    text: str  # the raw text of the insert
+    before: str  # the raw text before it and after it: the editor's whole text is the three
+    after: str
+    undoable: bool  # a paste (one undo step) or a set_raw_text (no undo, like setPlainText)
+    notify: bool  # emit textChanged at the end (False when signals were blocked at the start)
+    was_read_only: bool
+    cursor_at: int | None = None  # UTF-16 position of the text cursor at the end (None: after it)
+    start: int = 0  # UTF-16 position of the insert
+    done: int = 0  # characters of `text` inserted
+    _raw: str | None = None
+
+    @property
+    def raw(self) -> str:
+        if self._raw is None:
+            self._raw = self.before + self.text + self.after if self.before or self.after else self.text
+        return self._raw
+
+
 class InputEditor(QPlainTextEdit):
     """The input; `raw_text()` is exactly what was pasted, typed or given to `set_raw_text`."""
 
     file_dropped = Signal(str)
     hovered = Signal(int)  # UTF-16 position under the mouse, -1 when it leaves the text
+    filled = Signal()  # a large text is now wholly in the document (see `filling`)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,19 +156,49 @@ class InputEditor(QPlainTextEdit):
         self.setFont(font)
         self.viewport().setMouseTracking(True)
         self.document().contentsChanged.connect(self._forget_raw)
+        self._fill: _Fill | None = None
+        self._fill_timer = QTimer(self, singleShot=True, interval=0)
+        self._fill_timer.timeout.connect(self._fill_step)
 
     # -- the raw text ------------------------------------------------------------------------
     def raw_text(self) -> str:
-        """The exact text (CRLF, CR, NBSP, U+2028/2029 and a leading BOM as they were given)."""
+        """The exact text (CRLF, CR, NBSP, U+2028/2029 and a leading BOM as they were given);
+        while a large text goes in (`filling`), already the whole new text."""
+        if self._fill is not None:
+            return self._fill.raw
         if self._raw is None:
             self._raw = self.codec.decode(self.document().toRawText())
         return self._raw
 
+    @property
+    def filling(self) -> bool:
+        """True while a large text goes into the document by slices (the editor is read-only)."""
+        return self._fill is not None
+
     def set_raw_text(self, text: str) -> None:
-        """Replace the whole text (like setPlainText, which would rewrite it)."""
-        self.codec = RawCodec.for_text(text)
-        self.setPlainText(self.codec.encode(text))
-        self._raw = text
+        """Replace the whole text (like setPlainText, which would rewrite it); a large text goes
+        in by slices over the next event-loop turns (`filling`, then `filled`)."""
+        self._stop_fill()  # its text is replaced anyway
+        if len(text) <= FILL_SLICE:
+            self.codec = RawCodec.for_text(text)
+            self.setPlainText(self.codec.encode(text))
+            self._raw = text
+            return
+        # the first codec, its stand-ins looked for slice by slice (`_fill_step`)
+        self._fill_whole(text, RawCodec.for_text(""), cursor_at=0, notify=not self.signalsBlocked(),
+                         was_read_only=self.isReadOnly())
+
+    def _fill_whole(self, text: str, codec: RawCodec, *, cursor_at: int, notify: bool,
+                    was_read_only: bool) -> None:
+        self.codec = codec
+        blocked = self.blockSignals(not notify)
+        try:
+            self.setPlainText("")  # clears the undo stack, as setPlainText does
+        finally:
+            self.blockSignals(blocked)
+        self.document().setUndoRedoEnabled(False)  # re-enabled when the fill ends
+        self._start_fill(_Fill(QTextCursor(self.document()), text, "", "", undoable=False, notify=notify,
+                               was_read_only=was_read_only, cursor_at=cursor_at))
 
     def raw_char_at(self, position: int) -> str:
         """The raw character at UTF-16 position `position` ('' past the end)."""
@@ -142,20 +208,103 @@ class InputEditor(QPlainTextEdit):
         return "\n" if held == PARAGRAPH else self.codec.raw_char(held)
 
     def _forget_raw(self) -> None:
-        self._raw = None
+        if self._fill is None:  # a fill knows its text; its slices change the document
+            self._raw = None
 
     def insert_raw(self, text: str) -> None:
-        """Insert `text` at the cursor, replacing the selection, exactly (what a paste does)."""
-        if not self.codec.fits(text):  # it holds a stand-in: choose new ones for the whole text
-            cursor = self.textCursor()
-            start, end = cursor.selectionStart(), cursor.selectionEnd()
+        """Insert `text` at the cursor, replacing the selection, exactly (what a paste does); a
+        large text goes in by slices over the next event-loop turns, as one undo step."""
+        self._finish_fill()  # an insert under way goes in whole first: this one lands after it
+        cursor = self.textCursor()
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        if len(text) > FILL_SLICE:  # by slices, each looked at for stand-ins as it goes in
             raw = self.raw_text()
-            self.set_raw_text(raw[:_chars(raw, start)] + text + raw[_chars(raw, end):])
+            before, after = raw[:self._chars(raw, start)], raw[self._chars(raw, end):]
+            self._start_fill(_Fill(cursor, text, before, after, undoable=True, notify=not self.signalsBlocked(),
+                                   was_read_only=self.isReadOnly(), start=start))
+            return
+        if not self.codec.fits(text):  # it holds a stand-in: choose new ones for the whole text
+            raw = self.raw_text()
+            self.set_raw_text(raw[:self._chars(raw, start)] + text + raw[self._chars(raw, end):])
+            at = start + len(text.encode("utf-16-le", "surrogatepass")) // 2
+            if self._fill is not None:  # the whole text is large: the cursor goes there at the end
+                self._fill.cursor_at = at
+                return
             cursor = self.textCursor()
-            cursor.setPosition(start + len(text.encode("utf-16-le", "surrogatepass")) // 2)
+            cursor.setPosition(at)
             self.setTextCursor(cursor)
             return
-        self.textCursor().insertText(self.codec.encode(text))
+        cursor.insertText(self.codec.encode(text))
+
+    def _chars(self, raw: str, unit: int) -> int:
+        """The code point offset in the raw text of the document's UTF-16 position `unit`."""
+        if unit >= self.document().characterCount() - 1:
+            return len(raw)
+        return _chars(raw, unit)
+
+    # -- large texts: slices over event-loop turns --------------------------------------------
+    def _start_fill(self, fill: _Fill) -> None:
+        self._fill = fill
+        self.setReadOnly(True)
+        self._fill_timer.start()
+
+    def _fill_step(self) -> None:
+        """Insert the next slice (a paste's slices join its first slice's undo step)."""
+        fill = self._fill
+        if fill is None:
+            return
+        piece = fill.text[fill.done:fill.done + FILL_SLICE]
+        if not self.codec.fits(piece):  # the text holds a stand-in: new ones for the whole text
+            self._stop_fill()
+            after = fill.start + len(fill.text.encode("utf-16-le", "surrogatepass")) // 2
+            self._fill_whole(fill.raw, RawCodec.for_text(fill.raw), notify=fill.notify,
+                             was_read_only=fill.was_read_only,
+                             cursor_at=fill.cursor_at if fill.cursor_at is not None else after)
+            return
+        blocked = self.blockSignals(True)  # textChanged once, at the end
+        try:
+            if fill.done == 0 or not fill.undoable:
+                fill.cursor.beginEditBlock()
+            else:
+                fill.cursor.joinPreviousEditBlock()
+            fill.cursor.insertText(self.codec.encode(piece))
+            fill.cursor.endEditBlock()
+        finally:
+            self.blockSignals(blocked)
+        fill.done += len(piece)
+        if fill.done < len(fill.text):
+            self._fill_timer.start()
+        else:
+            self._end_fill(fill)
+
+    def _end_fill(self, fill: _Fill) -> None:
+        self._fill = None
+        self._raw = fill.raw
+        if not fill.undoable:
+            self.document().setUndoRedoEnabled(True)
+        self.setReadOnly(fill.was_read_only)
+        cursor = QTextCursor(fill.cursor)
+        if fill.cursor_at is not None:
+            cursor.setPosition(fill.cursor_at)
+        self.setTextCursor(cursor)  # after the pasted text, as a paste leaves it
+        if fill.notify:
+            self.textChanged.emit()
+        self.filled.emit()
+
+    def _finish_fill(self) -> None:
+        """Put the rest of a fill under way in now."""
+        while self._fill is not None:
+            self._fill_step()
+
+    def _stop_fill(self) -> None:
+        """Drop a fill under way (its text is about to be replaced)."""
+        fill, self._fill = self._fill, None
+        if fill is None:
+            return
+        self._fill_timer.stop()
+        if not fill.undoable:
+            self.document().setUndoRedoEnabled(True)
+        self.setReadOnly(fill.was_read_only)
 
     # -- clipboard and drops: the same codec ------------------------------------------------------
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802

@@ -105,6 +105,8 @@ class MainWindow(QMainWindow):
         self.editor.selectionChanged.connect(self._on_editor_selection)
         self.editor.cursorPositionChanged.connect(self._on_editor_selection)
         self.editor.file_dropped.connect(self.open_text_file)
+        self.editor.filled.connect(self._on_editor_filled)
+        self._flush_when_filled = False
         self.editor.hovered.connect(self._on_editor_hover)
         self.chart = TokenBarChart()
         top = QWidget()
@@ -199,10 +201,20 @@ class MainWindow(QMainWindow):
         """Replace the input and tokenize it at once (no debounce)."""
         with QSignalBlocker(self.editor):
             self.editor.set_raw_text(text)
-        self.flush_text()
+        # a large text goes in by slices: the panes get it once it is in
+        self._flush_when_filled = self.editor.filling
+        if not self.editor.filling:
+            self.flush_text()
+
+    def _on_editor_filled(self) -> None:
+        if self._flush_when_filled:
+            self._flush_when_filled = False
+            self.flush_text()
 
     def flush_text(self) -> None:
         self._debounce.stop()
+        if self.editor.filling:  # the end of the fill asks again (textChanged or set_text)
+            return
         text = self.text()
         self._offsets = Utf16Map(text)
         for pane in self.panes:
