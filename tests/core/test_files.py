@@ -123,6 +123,69 @@ def test_save_killed_at_a_step(tmp_path: Path, n: int):
     else:
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         assert visible == {"v.json": b'{"old": 1}', "v.tiktoken": b"new ranks"}
+    left = sorted(p for p in tmp_path.iterdir() if p.name.startswith("."))
+    if n > 1:  # the kill left temporaries (and backups): the next save removes them and says so
+        assert left
+    removed = write_files_atomic([(tmp_path / "v.tiktoken", b"again"), (tmp_path / "v.json", b"{}")])
+    assert sorted(removed) == left
+    assert snapshot(tmp_path) == {"v.json": b"{}", "v.tiktoken": b"again"}
+
+
+def test_stale_files_are_only_tokviz_own_of_that_name_from_a_gone_process(tmp_path: Path, caplog):
+    from tokviz.core import files
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    gone = int(dead.stdout)
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        names = {
+            f".v.json.0123456789ab-{gone}.tmp": True,  # a killed save's temporary
+            f".v.json.0123456789ab-{gone}.old": True,  # and its backup
+            f".v.json.0123456789ab-{live.pid}.tmp": False,  # a save still running elsewhere
+            f".v.json.0123456789ab-{os.getpid()}.tmp": False,  # or in this process
+            f".w.json.0123456789ab-{gone}.tmp": False,  # another file's
+            ".v.json.0123456789ab.tmp": False,  # without a process id: young, so maybe in use
+            f".v.json.0123456789ab-{gone}.tmp.keep": False,  # not the pattern
+            f".v.json.0123456789AB-{gone}.tmp": False,
+            f"v.json.0123456789ab-{gone}.tmp": False,
+            f".v.json.12345-{gone}.tmp": False,
+        }
+        for name in names:
+            (tmp_path / name).write_bytes(b"x")
+        (tmp_path / "target").write_bytes(b"not ours")
+        os.symlink(tmp_path / "target", tmp_path / f".v.json.aaaaaaaaaaaa-{gone}.tmp")  # a link: left
+        os.mkdir(tmp_path / f".v.json.bbbbbbbbbbbb-{gone}.old")  # a folder: left
+        with caplog.at_level("WARNING", logger="tokviz.core.files"):
+            removed = files.write_atomic(tmp_path / "v.json", b"{}")
+        assert sorted(p.name for p in removed) == sorted(n for n, stale in names.items() if stale)
+        kept = {p.name for p in tmp_path.iterdir()}
+        assert kept == {n for n, stale in names.items() if not stale} | {
+            "v.json", "target", f".v.json.aaaaaaaaaaaa-{gone}.tmp", f".v.json.bbbbbbbbbbbb-{gone}.old"}
+        assert "removed 2 files an interrupted save left: " in caplog.text
+        assert (tmp_path / "target").read_bytes() == b"not ours"
+    finally:
+        live.communicate(b"")
+
+
+def test_an_old_temporary_without_a_process_id_is_stale(tmp_path: Path, monkeypatch):
+    from tokviz.core import files
+
+    (tmp_path / ".v.json.0123456789ab.tmp").write_bytes(b"x")
+    monkeypatch.setattr(files, "STALE_AFTER_S", 0.0)
+    assert files.remove_stale([tmp_path / "v.json"]) == [tmp_path / ".v.json.0123456789ab.tmp"]
+
+
+def test_a_failed_save_keeps_the_stale_backups(tmp_path: Path):
+    """The backup a kill between the renames left is the way back until a save succeeds."""
+    (tmp_path / "v.tiktoken").write_bytes(b"old ranks")
+    (tmp_path / "v.json").write_bytes(b'{"old": 1}')
+    proc = subprocess.run([sys.executable, "-c", KILL_CHILD, str(tmp_path), "6"], capture_output=True)
+    assert proc.returncode == -signal.SIGKILL
+    left = snapshot(tmp_path)
+    with pytest.raises(SaveError):
+        FailAt([(tmp_path / "v.tiktoken", b"n"), (tmp_path / "v.json", b"{}")], 3).commit()
+    assert snapshot(tmp_path) == left
+    assert b"old ranks" in [data for name, data in left.items() if name.endswith(".old")]
 
 
 RLIMIT_CHILD = r"""

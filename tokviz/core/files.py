@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import secrets
+import stat
+import time
 from pathlib import Path
 
+log = logging.getLogger(__name__)
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+#: a temporary or backup without the saver's process id (as saves before them named it) counts as
+#: stale once it is this old: its save cannot still be running
+STALE_AFTER_S = 600.0
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> list[Path]:
     """Write `data` to `path` via a temporary file in the same folder, fsync and `os.replace`:
     readers see the old file or the whole new one, and a full disk leaves the old file intact.
+    Returns the stale temporaries of `path` an earlier save killed mid-way left and that were
+    removed (`remove_stale`).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -20,6 +32,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return remove_stale([path])
 
 
 class SaveError(OSError):
@@ -50,7 +63,9 @@ class AtomicGroup:
     def step(self, what: str, path: Path) -> None:
         """Called before each step ('write', 'backup', 'replace'); a hook for tests."""
 
-    def commit(self) -> None:
+    def commit(self) -> list[Path]:
+        """Save every file; returns the stale temporaries and backups of these files that an
+        earlier save killed mid-way left and that were removed (`remove_stale`)."""
         current = self.files[0][0] if self.files else Path()
         try:
             for current, data in self.files:
@@ -76,6 +91,9 @@ class AtomicGroup:
         for backup in self._backups.values():
             backup.unlink(missing_ok=True)
         _fsync_folders({p.parent for p, _ in self.files})
+        # only now: until the new files are in, a backup may be the way back to a pair that a
+        # save killed between its renames left (the loaders name it)
+        return remove_stale([p for p, _ in self.files])
 
     def _roll_back(self) -> None:
         for path in reversed(self._replaced):
@@ -91,20 +109,89 @@ class AtomicGroup:
             backup.unlink(missing_ok=True)
 
 
-def write_files_atomic(files: list[tuple[Path, bytes]]) -> None:
+def write_files_atomic(files: list[tuple[Path, bytes]]) -> list[Path]:
     """Write every `(path, data)` or none of them (see `AtomicGroup`); SaveError names the file.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> write_files_atomic([(folder / "a.txt", b"a"), (folder / "b.txt", b"b")])
+    >>> write_files_atomic([(folder / "a.txt", b"a"), (folder / "b.txt", b"b")])  # nothing stale removed
+    []
     >>> sorted(p.name for p in folder.iterdir())
     ['a.txt', 'b.txt']
     """
-    AtomicGroup(files).commit()
+    return AtomicGroup(files).commit()
 
 
 def _temp_name(path: Path, kind: str) -> Path:
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}.{kind}")
+    """`.NAME.<12 hex digits>-<process id>.tmp` (or `.old`): hidden, and recognisable later as
+    tokviz's own, with the process that may still be using it."""
+    return path.with_name(f".{path.name}.{secrets.token_hex(6)}-{os.getpid()}.{kind}")
+
+
+def _left_by(path: Path, name: str) -> int | None:
+    """The process id in a temporary's or backup's name (0 when the name has none), or None
+    when `name` is not one tokviz makes for `path`."""
+    match = re.fullmatch(rf"\.{re.escape(path.name)}\.[0-9a-f]{{12}}(?:-(\d{{1,10}}))?\.(?:tmp|old)", name)
+    if match is None:
+        return None
+    return int(match.group(1)) if match.group(1) else 0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists (owned by someone else)
+        return True
+    return True
+
+
+def remove_stale(paths: list[Path]) -> list[Path]:
+    """Remove the temporaries and backups of `paths` that a save killed mid-way left beside them
+    (`.NAME.<hex>-<pid>.tmp` / `.old`, from a process that is gone), and say so in the log.
+
+    Only regular files named as tokviz names them for these very files are touched; those of a
+    save still running (its process is alive, this one included) are left alone. Returns what
+    was removed.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".v.json.0123456789ab-999999999.tmp").write_bytes(b"half")
+    >>> _ = (folder / ".v.json.notours.tmp").write_bytes(b"keep")
+    >>> [p.name for p in remove_stale([folder / "v.json"])], sorted(p.name for p in folder.iterdir())
+    (['.v.json.0123456789ab-999999999.tmp'], ['.v.json.notours.tmp'])
+    """
+    removed = []
+    for path in paths:
+        try:
+            names = os.listdir(path.parent)
+        except OSError:
+            continue
+        for name in names:
+            pid = _left_by(path, name)
+            if pid is None:
+                continue
+            candidate = path.parent / name
+            try:
+                info = os.lstat(candidate)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if pid == os.getpid() or (pid and _alive(pid)):
+                continue
+            if not pid and time.time() - info.st_ctime < STALE_AFTER_S:
+                continue
+            try:
+                candidate.unlink()
+            except OSError:
+                continue
+            removed.append(candidate)
+    if removed:
+        log.warning("removed %d file%s an interrupted save left: %s", len(removed),
+                    "" if len(removed) == 1 else "s", ", ".join(str(p) for p in removed))
+    return removed
 
 
 def _open_temp(path: Path) -> tuple[Path, int]:
@@ -166,8 +253,6 @@ def path_kind(path: str | os.PathLike[str]) -> str:
     >>> path_kind("/dev/null"), path_kind("/no/such/file")
     ('a character device', 'missing')
     """
-    import stat
-
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
