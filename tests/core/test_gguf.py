@@ -139,3 +139,74 @@ def test_a_truncated_summary_is_one_clear_error(tmp_path):
     path.write_bytes(gguf_bytes(kv_array(b"tokenizer.ggml.merges", 8, 2, string(b"a") + string(b"b", length=99))))
     with pytest.raises(GGUFError, match="runs past the end"):
         read_summary(path)
+
+
+def kv(key: bytes, vtype: int, payload: bytes) -> bytes:
+    return string(key) + struct.pack("<I", vtype) + payload
+
+
+def nested(depth: int) -> bytes:
+    """An array of one array of one array ... of an empty array of u32, `depth` levels deep."""
+    return struct.pack("<I", 9) + struct.pack("<IQ", 9, 1) * depth + struct.pack("<IQ", 4, 0)
+
+
+@pytest.mark.parametrize("depth", [17, 100_000])
+def test_deeply_nested_arrays_are_one_clear_error(tmp_path, depth):
+    """An array of arrays one level per 12 bytes ran the parser out of stack (RecursionError)."""
+    path = tmp_path / "deep.gguf"
+    path.write_bytes(gguf_bytes(string(b"k") + nested(depth)))
+    with pytest.raises(GGUFError, match=r"deep\.gguf: arrays nested more than 16 deep in 'k'"):
+        read_metadata(path)
+    path.write_bytes(gguf_bytes(string(b"k") + nested(depth), string(b"general.name") + nested(2)))
+    with pytest.raises(GGUFError, match="arrays nested more than 16 deep"):
+        read_summary(path)  # skipping it, too
+
+
+def test_arrays_nested_a_little_still_read(tmp_path):
+    path = tmp_path / "ok.gguf"
+    path.write_bytes(gguf_bytes(string(b"k") + nested(15)))
+    value = read_metadata(path).get("k")
+    for _ in range(15):
+        value = value[0]
+    assert len(value) == 0
+
+
+@pytest.mark.parametrize("key, vtype, payload, message", [
+    (b"general.name", 9, struct.pack("<IQ", 8, 1) + string(b"x"), "general.name must be a string, not an array of strings (1)"),
+    (b"tokenizer.ggml.model", 4, struct.pack("<I", 5), "tokenizer.ggml.model must be a string, not the integer 5"),
+    (b"tokenizer.chat_template", 4, struct.pack("<I", 3), "tokenizer.chat_template must be a string"),
+    (b"tokenizer.chat_template.tool_use", 7, b"\x01", "tokenizer.chat_template.tool_use must be a string"),
+    (b"tokenizer.ggml.tokens", 8, string(b"abc"), "tokenizer.ggml.tokens must be an array of strings, not the string 'abc'"),
+    (b"tokenizer.ggml.merges", 9, struct.pack("<IQ", 4, 1) + struct.pack("<I", 1),
+     "tokenizer.ggml.merges must be an array of strings, not an array of uint32 (1)"),
+    (b"tokenizer.ggml.token_type", 9, struct.pack("<IQ", 8, 1) + string(b"a"),
+     "tokenizer.ggml.token_type must be an array of integers, not an array of strings (1)"),
+    (b"tokenizer.ggml.token_type", 4, struct.pack("<I", 1), "token_type must be an array of integers, not the integer 1"),
+    (b"tokenizer.ggml.scores", 4, struct.pack("<I", 1), "tokenizer.ggml.scores must be an array of numbers, not the integer 1"),
+    (b"tokenizer.ggml.bos_token_id", 8, string(b"abc"), "bos_token_id must be a token id (an integer), not the string 'abc'"),
+    (b"tokenizer.ggml.bos_token_id", 6, struct.pack("<f", float("nan")), "bos_token_id must be a token id (an integer), not the number nan"),
+    (b"tokenizer.ggml.add_bos_token", 9, struct.pack("<IQ", 4, 2) + struct.pack("<II", 1, 1),
+     "add_bos_token must be true or false, not an array of uint32 (2)"),
+    (b"tokenizer.ggml.add_bos_token", 4, struct.pack("<I", 7), "add_bos_token must be true or false, not the integer 7"),
+])
+def test_keys_tokviz_reads_must_have_their_type(tmp_path, key, vtype, payload, message):
+    """Wrong types were a TypeError / IndexError traceback or a bare numpy message in the backend."""
+    path = tmp_path / "typed.gguf"
+    path.write_bytes(gguf_bytes(kv(key, vtype, payload)))
+    with pytest.raises(GGUFError, match=r"typed\.gguf: ") as e:
+        read_metadata(path)
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("key, vtype, payload", [
+    (b"tokenizer.ggml.padding_token_id", 5, struct.pack("<i", -1)),  # none, as some writers say it
+    (b"tokenizer.ggml.add_bos_token", 7, b"\x00"),
+    (b"tokenizer.ggml.add_bos_token", 0, b"\x01"),
+    (b"tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, 1) + struct.pack("<f", 0.5)),
+    (b"tokenizer.ggml.token_type", 9, struct.pack("<IQ", 5, 1) + struct.pack("<i", 1)),
+    (b"some.other.key", 9, struct.pack("<IQ", 4, 1) + struct.pack("<I", 1)),  # not read: any type
+])
+def test_keys_of_the_right_type_read(tmp_path, key, vtype, payload):
+    path = tmp_path / "typed.gguf"
+    path.write_bytes(gguf_bytes(kv(key, vtype, payload)))
+    assert key.decode() in read_metadata(path)

@@ -134,3 +134,19 @@ def test_the_pipeline_capabilities(vocab):
     assert spm.normalize("Hello world") == "▁Hello▁world" and spm.pre_tokenize("x") is None
     assert vocab("ggml-vocab-gemma-4").normalize("a b") == "a▁b"
     assert vocab("ggml-vocab-bert-bge").pre_tokenize("Héllo, World!") == ["hello", ",", "world", "!"]
+
+
+def test_a_wordpiece_vocabulary_without_an_unknown_token_is_refused(tmp_path):
+    """'hello' came out as the token 'a' (id 0): a word without pieces had nothing else to be."""
+    import struct
+
+    def string(s: bytes) -> bytes:
+        return struct.pack("<Q", len(s)) + s
+
+    path = tmp_path / "no-unk.gguf"
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 2)
+                     + string(b"tokenizer.ggml.model") + struct.pack("<I", 8) + string(b"bert")
+                     + string(b"tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 2) + string(b"a") + string(b"b"))
+    with pytest.raises(TokenizerError, match=r"no-unk\.gguf: a bert \(WordPiece\) vocabulary without an unknown "
+                                             r"token \(tokenizer\.ggml\.unknown_token_id, or id 100, is not one of its 2 tokens\)"):
+        GGUFTokenizer.from_file(path)

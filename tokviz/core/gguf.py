@@ -39,6 +39,27 @@ _NUMPY: dict[int, str] = {
     10: "<u8", 11: "<i8", 12: "<f8",
 }
 STRING, ARRAY = 8, 9
+#: how deep arrays of arrays may nest (llama.cpp writes none; a hostile file could nest one per
+#: 12 bytes and run the parser out of stack)
+MAX_NESTING = 16
+_INTEGERS = (0, 1, 2, 3, 4, 5, 10, 11)
+
+#: the type each key tokviz reads must have: a hand-made or hostile file with a list where a
+#: string belongs is one line naming the file and the key, not a TypeError deep in a backend
+_SHAPES: dict[str, str] = {
+    "general.name": "string", "general.architecture": "string", "tokenizer.ggml.model": "string",
+    "tokenizer.ggml.pre": "string", "tokenizer.chat_template": "string",
+    "tokenizer.ggml.tokens": "strings", "tokenizer.ggml.merges": "strings",
+    "tokenizer.ggml.token_type": "integers", "tokenizer.ggml.scores": "numbers",
+    **{f"tokenizer.ggml.{k}_token_id": "id" for k in (
+        "bos", "eos", "unknown", "seperator", "padding", "mask", "cls", "eot", "eom", "prefix", "suffix", "middle")},
+    **{f"tokenizer.ggml.{k}": "flag" for k in (
+        "add_bos_token", "add_eos_token", "add_sep_token", "add_space_prefix", "lowercase", "strip_accents",
+        "remove_extra_whitespaces")},
+}
+_WANTED = {"string": "a string", "strings": "an array of strings", "integers": "an array of integers",
+           "numbers": "an array of numbers", "id": "a token id (an integer)",
+           "flag": "true or false"}
 
 
 class GGUFError(ValueError):
@@ -169,8 +190,28 @@ class _Parser:
             self.key = ""
             key = self.string()
             self.key = key
-            fields[key] = self.value(self.scalar("<I", 4))
+            vtype = self.scalar("<I", 4)
+            fields[key] = value = self.value(vtype)
+            if key in _SHAPES or key.startswith("tokenizer.chat_template."):
+                self.check_shape(key, vtype, value)
         return GGUFMetadata(self.path, version, tensor_count, fields)
+
+    def check_shape(self, key: str, vtype: int, value: Any) -> None:
+        """Refuse a key tokviz reads whose value has the wrong type (see `_SHAPES`)."""
+        shape = _SHAPES.get(key, "string")
+        if shape == "string":
+            ok = isinstance(value, str)
+        elif shape == "strings":
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        elif shape in ("integers", "numbers"):
+            kinds = "iu" if shape == "integers" else "iuf"
+            ok = isinstance(value, np.ndarray) and value.dtype.kind in kinds
+        elif shape == "id":
+            ok = vtype in _INTEGERS  # a negative one means none (the backends check the range)
+        else:
+            ok = vtype == 7 or (vtype in _INTEGERS and value in (0, 1))
+        if not ok:
+            raise GGUFError(f"{self.path}: {key} must be {_WANTED[shape]}, not {_describe(vtype, value)}")
 
     def header(self) -> tuple[int, int, int]:
         """Magic, version, tensor count and key/value count: (version, tensors, key/values)."""
@@ -211,7 +252,7 @@ class _Parser:
                 self.skip(vtype)
         return GGUFSummary(self.path, vocab_size=vocab_size, **{k: found.get(k) for k in _SUMMARY_KEYS.values()})
 
-    def skip(self, vtype: int) -> None:
+    def skip(self, vtype: int, depth: int = 0) -> None:
         if vtype in _SCALARS:
             self.need(_SCALARS[vtype][1])
             self.pos += _SCALARS[vtype][1]
@@ -221,11 +262,11 @@ class _Parser:
             self.pos += n
         elif vtype == ARRAY:
             etype = self.scalar("<I", 4)
-            self.skip_array(etype, self.scalar("<Q", 8))
+            self.skip_array(etype, self.scalar("<Q", 8), depth)
         else:
             raise self.fail(f"unknown value type {vtype}")
 
-    def skip_array(self, etype: int, n: int) -> None:
+    def skip_array(self, etype: int, n: int, depth: int = 0) -> None:
         if etype in _NUMPY:
             width = _SCALARS[etype][1]
             if n > (self.size - self.pos) // width:
@@ -244,11 +285,17 @@ class _Parser:
             if pos > size:
                 raise self.fail("a string runs past the end of the file")
             self.pos = pos
-        else:
+        elif etype == ARRAY:
+            if n > (self.size - self.pos) // 12:
+                raise self.fail(f"an array of {n:,} arrays cannot fit in the file")
+            if depth >= MAX_NESTING:
+                raise self.fail(f"arrays nested more than {MAX_NESTING} deep")
             for _ in range(n):
-                self.skip(etype)
+                self.skip(etype, depth + 1)
+        else:
+            raise self.fail(f"unknown array element type {etype}")
 
-    def value(self, vtype: int) -> Any:
+    def value(self, vtype: int, depth: int = 0) -> Any:
         if vtype in _SCALARS:
             return self.scalar(*_SCALARS[vtype])
         if vtype == STRING:
@@ -270,7 +317,9 @@ class _Parser:
             if etype == ARRAY:
                 if n > (self.size - self.pos) // 12:
                     raise self.fail(f"an array of {n:,} arrays cannot fit in the file")
-                return [self.value(ARRAY) for _ in range(n)]
+                if depth >= MAX_NESTING:
+                    raise self.fail(f"arrays nested more than {MAX_NESTING} deep")
+                return [self.value(ARRAY, depth + 1) for _ in range(n)]
             raise self.fail(f"unknown array element type {etype}")
         raise self.fail(f"unknown value type {vtype}")
 
@@ -293,6 +342,21 @@ class _Parser:
             pos += length
         self.pos = pos
         return out
+
+
+def _describe(vtype: int, value: Any) -> str:
+    """A value's GGUF type in words, for messages."""
+    if vtype == STRING:
+        return f"the string {value!r:.40}"
+    if vtype == ARRAY:
+        if isinstance(value, np.ndarray):
+            return f"an array of {value.dtype.name} ({len(value):,})"
+        if value and isinstance(value[0], str):
+            return f"an array of strings ({len(value):,})"
+        return f"an array of arrays ({len(value):,})" if value else "an empty array"
+    if vtype == 7:
+        return f"the boolean {value}"
+    return f"the {'number' if vtype in (6, 12) else 'integer'} {value!r}"
 
 
 __all__ = ["GGUFError", "GGUFMetadata", "GGUFSummary", "is_gguf", "read_metadata", "read_summary"]

@@ -122,6 +122,10 @@ class GGUFTokenizer(Tokenizer):
         self.bos_id = token_id("bos_token_id", 1 if spm else 101 if wpm else None)
         self.eos_id = token_id("eos_token_id", 2 if spm else None)
         self.unk_id = token_id("unknown_token_id", 0 if spm else 100 if wpm else None)
+        if wpm and self.unk_id is None:  # a word without pieces would have nothing to become
+            raise TokenizerError(f"{meta.path}: a bert (WordPiece) vocabulary without an unknown token "
+                                 f"(tokenizer.ggml.unknown_token_id, or id 100, is not one of its "
+                                 f"{len(self._texts):,} tokens)")
         self.sep_id = token_id("seperator_token_id", 102 if wpm else None)
         self.pre: str = meta.get("tokenizer.ggml.pre") or ("default" if bpe else "")
         if self.model == "gemma4":
