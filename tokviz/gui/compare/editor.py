@@ -286,7 +286,13 @@ class InputEditor(QPlainTextEdit):
         cursor = QTextCursor(fill.cursor)
         if fill.cursor_at is not None:
             cursor.setPosition(fill.cursor_at)
-        self.setTextCursor(cursor)  # after the pasted text, as a paste leaves it
+        # after the pasted text, as a paste leaves it; quietly when the fill began with signals
+        # blocked (the window's set_text: its cursor moves are not the user's selection)
+        blocked = self.blockSignals(self.signalsBlocked() or not fill.notify)
+        try:
+            self.setTextCursor(cursor)
+        finally:
+            self.blockSignals(blocked)
         if fill.notify:
             self.textChanged.emit()
         self.filled.emit()
