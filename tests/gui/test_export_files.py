@@ -110,3 +110,14 @@ def test_svg_is_text_equal_to_the_panes(make_window, tmp_path) -> None:
 
 def test_svg_escapes_what_xml_cannot_hold() -> None:
     assert xml_text("<&>\x00\x1b\ud800") == "&lt;&amp;&gt;\ufffd\ufffd\ufffd"
+
+
+def test_html_fragments_are_as_light_as_the_panes_draw_them() -> None:
+    """The page's fragment boxes use the panes' QColor.lighter(135), computed without Qt."""
+    from tokviz.analysis.html import HEX_LIGHTER, lighter
+    from tokviz.analysis.palette import SHADE_MIX, mix
+    from tokviz.core.resources import palette
+
+    colors = [*palette()["tokens"], *palette()["kinds"].values()]
+    colors += [mix(c, *SHADE_MIX) for c in colors]
+    assert [lighter(c, HEX_LIGHTER) for c in colors] == [QColor(c).lighter(HEX_LIGHTER).name() for c in colors]

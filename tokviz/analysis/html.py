@@ -11,6 +11,7 @@ token holding its first byte) and with their bytes in hex, special tokens as pil
 
 from __future__ import annotations
 
+import colorsys
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ FORMAT_VERSION = 1
 _FALLBACK_TOKENS = ("#cfe3ff", "#ffe0a8", "#c8f0d2", "#ffc9dc", "#e2d4ff", "#b8ece9")
 _FALLBACK_KINDS = {"special": "#b39ddb", "fragment": "#ff8a80", "byte_fallback": "#ffb74d", "unknown": "#cfd3d8"}
 _HEX_KINDS = (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK)
+HEX_LIGHTER = 135  # the token view draws fragment boxes QColor.lighter(135) than their colour
 _PILL_KINDS = (TokenKind.SPECIAL, TokenKind.UNKNOWN)
 #: the legend: (css class, label) in the order the page shows them
 LEGEND = (
@@ -34,12 +36,18 @@ LEGEND = (
     ("past", "past the context limit"),
 )
 
+#: Looked at in Chromium (headless, light and dark, 400 to 1280 px wide): tokens are inline blocks
+#: so lines break only between tokens, and a token wider than the page breaks inside itself
+#: instead of running off it; the page declares a dark scheme of its own (the chips keep their
+#: colours and dark text), so a browser's forced dark mode does not repaint the chips' text.
 _CSS = """
+:root { color-scheme: light dark; }
 body { font: 15px/1.5 system-ui, sans-serif; color: #1f2937; background: #fff; margin: 1.5em; }
 h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin: 1.2em 0 0.1em; }
 .desc, .counts { color: #4b5563; font-size: 0.9em; margin: 0; }
-.tokens { margin: 0.4em 0 1em; line-height: 2.1; word-break: break-all; }
-.t { padding: 1px 3px; margin-right: 2px; border-radius: 2px; white-space: pre; }
+.tokens { margin: 0.4em 0 1em; line-height: 2.1; }
+.t { display: inline-block; line-height: 1.5; max-width: 100%; padding: 1px 3px; margin: 2px 2px 2px 0;
+     border-radius: 2px; white-space: pre-wrap; overflow-wrap: anywhere; color: #1f2937; vertical-align: top; }
 .t.k-fragment, .t.k-byte_fallback { border: 1px dashed #8b1a1a; }
 .t.k-special, .t.k-unknown { border-radius: 0.8em; padding: 1px 6px; }
 .t small { color: #8b1a1a; font-size: 0.75em; margin-left: 3px; }
@@ -47,7 +55,11 @@ h1 { font-size: 1.2em; } h2 { font-size: 1.05em; margin: 1.2em 0 0.1em; }
 .t.past { opacity: 0.35; }
 .limit { border-left: 3px solid #dc2626; margin-right: 2px; }
 .legend { font-size: 0.85em; color: #4b5563; }
-.legend .t { display: inline-block; line-height: 1.4; }
+.legend .t { line-height: 1.4; }
+@media (prefers-color-scheme: dark) {
+  body { color: #e5e7eb; background: #111827; }
+  .desc, .counts, .legend { color: #9ca3af; }
+}
 """.strip()
 
 
@@ -80,6 +92,7 @@ def token_backgrounds(tokens: Sequence[Token], *, by_id: bool = False) -> list[s
     True
     """
     colors, kinds = _palette()
+    hexed = {k.value for k in _HEX_KINDS}
     ids = np.fromiter((t.id for t in tokens), dtype=np.int64, count=len(tokens))
     slots = (id_slots(ids, len(colors)) if by_id else position_slots(len(tokens), len(colors))).tolist()
     out = []
@@ -88,8 +101,27 @@ def token_backgrounds(tokens: Sequence[Token], *, by_id: bool = False) -> list[s
         if kind is None:
             out.append(colors[slot])
         else:
-            out.append(kind if k % 2 == 0 else mix(kind, *SHADE_MIX))
+            shade = kind if k % 2 == 0 else mix(kind, *SHADE_MIX)
+            # fragments are drawn lighter than their colour, as in the panes: the dark red second
+            # shade under dark red hex bytes could not be read
+            out.append(lighter(shade, HEX_LIGHTER) if token.kind.value in hexed else shade)
     return out
+
+
+def lighter(color: str, factor: int) -> str:
+    """`#rrggbb` made lighter as Qt's `QColor.lighter(factor)` does: the HSV value times
+    factor/100, the excess taken from the saturation.
+
+    >>> lighter("#ff8a80", 135), lighter("#000000", 150)
+    ('#ffdcd9', '#000000')
+    """
+    r, g, b = (int(color[k:k + 2], 16) / 255 for k in (1, 3, 5))
+    h, s, v = colorsys.rgb_to_hsv(r, g, b)
+    s16, v16 = s * 65535, v * 65535 * factor / 100
+    if v16 > 65535:
+        s16, v16 = max(s16 - (v16 - 65535), 0.0), 65535.0
+    rgb = colorsys.hsv_to_rgb(h, s16 / 65535, v16 / 65535)
+    return "#" + "".join(f"{round(c * 255):02x}" for c in rgb)
 
 
 def _token_span(token: Token, index: int, background: str, text: str, past: bool,
@@ -136,7 +168,9 @@ def _pane_section(pane: HtmlPane, text: str, *, by_id: bool, limit: int | None) 
 
 def legend_html() -> str:
     colors, kinds = _palette()
-    swatch = {"k-normal": colors[0], **{f"k-{k}": v for k, v in kinds.items()}}
+    hexed = {k.value for k in _HEX_KINDS}
+    swatch = {"k-normal": colors[0],
+              **{f"k-{k}": lighter(v, HEX_LIGHTER) if k in hexed else v for k, v in kinds.items()}}
     items = [
         f'<span class="t {cls}" style="background:{swatch.get(cls, "#ffffff")}">{html.escape(label)}</span>'
         for cls, label in LEGEND
@@ -156,6 +190,7 @@ def comparison_html(text: str, panes: Sequence[HtmlPane], *, title: str = "tokvi
     """
     head = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="color-scheme" content="light dark">'
         f'<meta name="generator" content="{FORMAT_NAME} {FORMAT_VERSION}">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
     )
