@@ -23,19 +23,26 @@ def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}
 
 
-def test_the_child_loads_encodes_and_stops(vocab) -> None:
-    expected = vocab("cl100k_base").encode_ids("hello world")
+def start_server():
     ctx = multiprocessing.get_context("spawn")
     conn, child_conn = ctx.Pipe()
-    child = ctx.Process(target=serve, args=(child_conn, "cl100k_base"), daemon=True)
+    child = ctx.Process(target=serve, args=(child_conn,), daemon=True)
     child.start()
     child_conn.close()
+    return conn, child
+
+
+def test_the_child_loads_encodes_for_several_keys_and_stops(vocab) -> None:
+    conn, child = start_server()
     try:
-        kind, info = conn.recv()
-        assert kind == "loaded" and info.name == "cl100k_base"
-        conn.send(("encode", 7, "hello world", SpecialPolicy.parse("none")))
-        kind, gen, cols = conn.recv()
-        assert (kind, gen) == ("done", 7) and cols.ids.tolist() == expected
+        conn.send(("load", 1, "cl100k_base"))
+        conn.send(("load", 2, "qwen"))
+        assert [conn.recv()[:2] for _ in range(2)] == [("loaded", 1), ("loaded", 2)]
+        conn.send(("encode", 1, 7, "hello world", SpecialPolicy.parse("none"), False))
+        conn.send(("encode", 2, 3, "hello world", SpecialPolicy.parse("none"), False))
+        replies = {r[1]: r for r in (conn.recv(), conn.recv())}
+        assert replies[1][:3] == ("done", 1, 7) and replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
+        assert replies[2][:3] == ("done", 2, 3) and replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
         conn.send(None)
         child.join(30)
         assert child.exitcode == 0
@@ -45,15 +52,38 @@ def test_the_child_loads_encodes_and_stops(vocab) -> None:
         conn.close()
 
 
+def test_an_encode_with_a_newer_one_waiting_is_superseded(vocab) -> None:
+    conn, child = start_server()
+    try:
+        conn.send(("load", 1, "cl100k_base"))
+        assert conn.recv()[0] == "loaded"
+        text = "a long text " * 20000
+        conn.send(("encode", 1, 1, text, SpecialPolicy(), False))
+        conn.send(("encode", 1, 2, text, SpecialPolicy(), False))  # waits while the first encodes
+        conn.send(("encode", 1, 3, "newest", SpecialPolicy(), False))
+        first, second, third = conn.recv(), conn.recv(), conn.recv()
+        assert first[:3] == ("superseded", 1, 1) and second[:3] == ("superseded", 1, 2)
+        assert third[:3] == ("done", 1, 3) and third[3].ids.tolist() == vocab("cl100k_base").encode_ids("newest")
+        conn.send(("cancel", 1))  # for an answered encode: no reply, and the next one is done
+        conn.send(("encode", 1, 4, "next", SpecialPolicy(), False))
+        assert conn.recv()[:3] == ("done", 1, 4)
+    finally:
+        conn.close()
+        child.join(30)
+
+
 def test_an_unknown_spec_is_a_load_failure_not_a_hang() -> None:
-    ctx = multiprocessing.get_context("spawn")
-    conn, child_conn = ctx.Pipe()
-    child = ctx.Process(target=serve, args=(child_conn, "no-such-tokenizer"), daemon=True)
-    child.start()
-    child_conn.close()
-    kind, message = conn.recv()
-    child.join(30)
-    assert kind == "load_failed" and "no-such-tokenizer" in message
+    conn, child = start_server()
+    try:
+        conn.send(("load", 5, "no-such-tokenizer"))
+        kind, key, message = conn.recv()
+        assert (kind, key) == ("load_failed", 5) and "no-such-tokenizer" in message
+        conn.send(("encode", 5, 1, "text", SpecialPolicy(), False))  # that pane's requests fail
+        assert conn.recv()[:3] == ("failed", 5, 1)
+    finally:
+        conn.close()
+        child.join(30)
+        assert child.exitcode == 0  # the pipe closing ends it
 
 
 def test_the_child_modules_do_not_import_qt() -> None:

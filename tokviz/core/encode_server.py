@@ -1,20 +1,34 @@
 """Tokenize in a child process and hand the result back as columns. Qt-free (runs in the child).
 
-Why a process: the core builds a 1 MB text's ~300k `Token`s in C-level loops that hold the GIL
+Why a process: the core builds a 1 MB text's ~300k tokens in C-level loops that hold the GIL
 for 200-400 ms at a stretch, and a thread in the GUI process would freeze the window that long
 (measured: 1-1.5 s stalls with four panes). In a child process those loops hold the child's GIL.
 What comes back is a handful of numpy arrays and one entry per distinct (id, bytes): cheap to
 pickle, and `TokenColumns` rebuilds any `Token` on demand, equal to the core's own.
 
+One process serves every pane of a window (`serve`): each vocabulary is loaded once (two panes of
+one spec share it), the interpreter, numpy and the catalog are paid for once instead of per pane
+(~40 MB each), and four panes no longer start four busy processes on a two-core machine. Every
+request names its pane's `key`; replies carry it back.
+
 Protocol on a `multiprocessing` pipe (child side in `serve`):
-  -> ("encode", gen, text, policy)      <- ("done", gen, EncodedColumns) | ("failed", gen, message)
-  -> ("stream", gen, ids)               <- ("stream", gen, naive, buffered)
+  -> ("load", key, spec)                       <- ("loaded", key, TokenizerInfo) | ("load_failed", key, message)
+  -> ("encode", key, gen, text, policy, adds)  <- ("done", key, gen, EncodedColumns) | ("failed", key, gen, message)
+                                                  | ("superseded", key, gen)
+  -> ("stream", key, gen, ids)                 <- ("stream", key, gen, naive, buffered)
+  -> ("cancel", key)                           (no reply: the encode at hand for key is not wanted)
+  -> ("drop", key)                             (no reply: the pane is gone; its vocabulary is
+                                                  released once no pane uses it)
   -> None (stop)
-The child first sends ("loaded", TokenizerInfo) or ("load_failed", message).
+A thread of the child reads requests as they come, so a sender never waits for an encode to end:
+an encode for a key with a newer encode waiting is answered `superseded` without being done (or,
+when the newer one came during the encode, instead of sending the stale columns), and None or the
+pipe closing ends the process at once, even in the middle of an encode.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -68,17 +82,6 @@ def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds
     return cols
 
 
-def _lower_priority() -> None:
-    """Let the window's own process win the CPU: four busy tokenizer processes on a two-core
-    machine would otherwise starve the GUI thread for a scheduler slice at a time."""
-    try:
-        import os
-
-        os.nice(10)
-    except (AttributeError, OSError):  # no nice() on this platform, or not allowed
-        pass
-
-
 def _exit_now(conn: Connection) -> NoReturn:
     """End the child at once: the interpreter's teardown of a loaded vocabulary (numpy, Rust
     tokenizers, module dicts) took 0.2-0.4 s per pane on a loaded machine, and the window's close
@@ -95,44 +98,98 @@ def _exit_now(conn: Connection) -> NoReturn:
     os._exit(0)
 
 
-def serve(conn: Connection, spec: str) -> None:
-    """The child process: load `spec`, then answer requests until told to stop."""
+class _Requests:
+    """The requests read so far, in order; filled by the child's reader thread."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[Any, ...]] = []
+        self._cond = threading.Condition()
+
+    def put(self, message: tuple[Any, ...]) -> None:
+        with self._cond:
+            self._items.append(message)
+            self._cond.notify()
+
+    def get(self) -> tuple[Any, ...]:
+        with self._cond:
+            while not self._items:
+                self._cond.wait()
+            return self._items.pop(0)
+
+    def newer_encode(self, key: int) -> bool:
+        """An encode or a cancel for `key` is waiting (the one at hand is superseded)."""
+        with self._cond:
+            return any(m[0] in ("encode", "cancel") and m[1] == key for m in self._items)
+
+
+def _read(conn: Connection, requests: _Requests) -> None:
+    """The reader thread: every request into `requests`; None or a closed pipe ends the process."""
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            message = None
+        if message is None:
+            _exit_now(conn)
+        requests.put(message)
+
+
+def serve(conn: Connection) -> None:
+    """The child process: answer requests for any number of panes until told to stop."""
     import gc
 
     # tokens and columns hold no reference cycles; the collector's full passes over 300k live
     # tokens would double the time of an encode (measured: columns 1.4 s with it, 0.3 s without)
     gc.disable()
-    _lower_priority()
     from tokviz.core.catalog import load
     from tokviz.core.decoding import buffered_stream, naive_stream
 
-    try:
-        tokenizer = load(spec)
-    except TokenizerError as e:
-        conn.send(("load_failed", str(e)))
-        return
-    except Exception as e:  # a backend bug must not hang the pane
-        conn.send(("load_failed", f"cannot load {spec}: {type(e).__name__}: {e}"))
-        return
-    conn.send(("loaded", info_of(tokenizer)))
+    requests = _Requests()
+    threading.Thread(target=_read, args=(conn, requests), daemon=True, name="requests").start()
+    loaded: dict[str, Tokenizer] = {}  # spec -> its vocabulary, while a pane uses it
+    spec_of: dict[int, str] = {}  # key -> spec
     while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            _exit_now(conn)
-        if message is None:
-            _exit_now(conn)
-        if message[0] == "encode":
-            _, gen, text, policy, *flags = message
+        message = requests.get()
+        kind, key = message[0], message[1]
+        reply: tuple[Any, ...] | None
+        if kind == "load":
+            spec = message[2]
             try:
-                reply: tuple[Any, ...] = ("done", gen, encode(tokenizer, text, policy, model_adds=bool(flags and flags[0])))
-            except ValueError as e:  # disallowed special token: tiktoken's message names the way out
-                reply = ("failed", gen, str(e))
-            except Exception as e:
-                reply = ("failed", gen, f"{type(e).__name__}: {e}")
+                if spec not in loaded:
+                    loaded[spec] = load(spec)
+                spec_of[key] = spec
+                reply = ("loaded", key, info_of(loaded[spec]))
+            except TokenizerError as e:
+                reply = ("load_failed", key, str(e))
+            except Exception as e:  # a backend bug must not hang the pane
+                reply = ("load_failed", key, f"cannot load {spec}: {type(e).__name__}: {e}")
+        elif kind == "cancel":  # for an encode already answered: nothing to do
+            reply = None
+        elif kind == "drop":
+            spec = spec_of.pop(key, None)
+            if spec is not None and spec not in spec_of.values():
+                del loaded[spec]
+            reply = None
+        elif key not in spec_of:  # a request of a pane whose vocabulary did not load
+            reply = ("failed", key, message[2], "the tokenizer is not loaded")
+        elif kind == "encode":
+            _, _, gen, text, policy, model_adds = message
+            reply = ("superseded", key, gen) if requests.newer_encode(key) else None
+            if reply is None:
+                try:
+                    cols = encode(loaded[spec_of[key]], text, policy, model_adds=model_adds)
+                    reply = ("superseded", key, gen) if requests.newer_encode(key) else ("done", key, gen, cols)
+                    del cols
+                except ValueError as e:  # disallowed special token: tiktoken's message names the way out
+                    reply = ("failed", key, gen, str(e))
+                except Exception as e:
+                    reply = ("failed", key, gen, f"{type(e).__name__}: {e}")
         else:
-            _, gen, ids = message
-            reply = ("stream", gen, list(naive_stream(tokenizer, ids)), list(buffered_stream(tokenizer, ids)))
-        conn.send(reply)
+            _, _, gen, ids = message
+            tokenizer = loaded[spec_of[key]]
+            reply = ("stream", key, gen, list(naive_stream(tokenizer, ids)), list(buffered_stream(tokenizer, ids)))
+        del message
+        if reply is not None:
+            conn.send(reply)
         del reply
         gc.collect()  # cheap now that the request's tokens are gone; keeps the child from growing

@@ -1,9 +1,12 @@
 """Loading and tokenizing off the GUI thread, and off the GUI process.
 
-Each pane has one `Worker` for its whole life running `serve_pane`, which owns one child process
-(`tokviz.core.encode_server`: the core's 1 MB encode holds the GIL for hundreds of milliseconds,
-which a thread in this process would turn into a frozen window). It sends requests down the pipe,
-waits for the reply without holding the GIL, then turns the columns into cells and widths.
+Each pane has one `Worker` for its whole life running `serve_pane`, which talks to the one
+tokenizer process every pane of this process shares (`TOKENIZERS`, running
+`tokviz.core.encode_server.serve`: the core's 1 MB encode holds the GIL for hundreds of
+milliseconds, which a thread in this process would turn into a frozen window; one process for
+all panes loads the interpreter and numpy once, not once per pane). It sends requests under the
+pane's key, waits for the reply without holding the GIL, then turns the columns into cells and
+widths.
 
 Requests come through an `Inbox` (the newest encode wins: a request superseded while it waits is
 never sent). What each request came to is yielded: `Loaded` first, then per request a `PaneResult`,
@@ -14,9 +17,8 @@ tokenizer cannot be loaded, `aborted` when the pane closes.
 
 from __future__ import annotations
 
-import contextlib
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +30,7 @@ from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
-from tokviz.gui.work.child import ChildDied, ChildProcess
+from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.worker import Job
 
@@ -144,33 +146,81 @@ def pane_inbox() -> Inbox:
     return Inbox(("encode", "stream"))
 
 
-def _start_child(job: Job, spec: str) -> tuple[ChildProcess, TokenizerInfo]:
-    """A new tokenizer process for `spec`, loaded; LoadFailed when it cannot load."""
-    child = ChildProcess(serve, spec, what="tokenizer", name=f"tokviz-{spec}", goodbye=None)
-    try:
-        child.start()
-    except Exception as e:
-        child.stop()
-        raise LoadFailed(f"cannot start a tokenizer process for {spec}: {e}") from e
-    try:
-        reply = child.receive(job)
-    except BaseException:
-        child.stop()
-        raise
-    if reply[0] != "loaded":
-        child.stop()
-        raise LoadFailed(reply[1])
-    return child, reply[1]
+#: the tokenizer process of every pane in this process (started by the first pane's first
+#: request, stopped when the last pane ends)
+TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers")
+
+
+class _Channel:
+    """A pane's way to the shared tokenizer process: its key, and its vocabulary loaded there."""
+
+    def __init__(self, spec: str, shared: SharedChild = TOKENIZERS) -> None:
+        self.spec, self.shared = spec, shared
+        self.key = shared.attach()
+        self._loaded_in = 0  # the generation of the process that has this pane's vocabulary
+        self._sent = 0  # the generation the last message went to
+
+    def close(self) -> None:
+        self.shared.detach(self.key, ("drop", self.key))
+
+    def load(self, job: Job) -> TokenizerInfo:
+        """Load the pane's vocabulary in the current process; LoadFailed when it cannot load."""
+        reply = self._exchange(job, ("load", self.key, self.spec))
+        if reply[0] != "loaded":
+            raise LoadFailed(reply[2])
+        self._loaded_in = self._sent
+        return reply[2]
+
+    def ask(self, job: Job, kind: str, *fields: object, waiting: Callable[[], None] | None = None) -> tuple:
+        """Send a request, the reply to it. A process that dies (killed, out of memory) is started
+        again, the vocabulary loaded in it and the request sent once more, so the pane recovers;
+        only when that fails too does it raise ChildDied, with both reasons."""
+        try:
+            return self._ask_once(job, kind, *fields, waiting=waiting)
+        except ChildDied as died:
+            self.shared.restart(self._sent)
+            try:
+                return self._ask_once(job, kind, *fields, waiting=waiting)
+            except LoadFailed as e:
+                raise ChildDied(f"{died}; starting it again failed: {e}") from None
+
+    def _ask_once(self, job: Job, kind: str, *fields: object, waiting: Callable[[], None] | None = None) -> tuple:
+        if self._loaded_in != self.shared.generation or self.shared.process is None:
+            self.load(job)  # a new process (another pane's request found the old one dead)
+        return self._exchange(job, (kind, self.key, *fields), waiting, self._loaded_in)
+
+    def _exchange(self, job: Job, message: tuple, waiting: Callable[[], None] | None = None,
+                  generation: int | None = None) -> tuple:
+        self._sent = self.shared.send(message, generation)
+        return self.shared.receive(job, self.key, self._sent, waiting)  # type: ignore[no-any-return]
+
+    def cancel_when(self, superseded: Callable[[], bool]) -> Callable[[], None]:
+        """A `waiting` hook for `ask`: once `superseded()` is true, tell the process the request
+        at hand is not wanted (it answers `superseded` instead of sending stale columns)."""
+        sent = False
+
+        def check() -> None:
+            nonlocal sent
+            if not sent and superseded():
+                sent = True
+                try:
+                    self.shared.send(("cancel", self.key))
+                except ChildDied:
+                    pass  # the wait for the reply finds that out
+
+        return check
 
 
 def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, None]:
-    """A pane's work for its whole life: start the tokenizer process, then answer requests.
-
-    A tokenizer process that dies (killed, out of memory) is started again and the request it
-    was given is sent once more, so the pane recovers; only when the new process fails too does
-    the request fail, with both reasons."""
-    child, info = _start_child(job, spec)
+    """A pane's work for its whole life: load its vocabulary in the tokenizer process, then
+    answer requests."""
+    channel = _Channel(spec)
     try:
+        try:
+            info = channel.load(job)
+        except ChildDied:  # the process died while loading: once more in a new one
+            channel.shared.restart(channel._sent)
+            info = channel.load(job)
         yield Loaded(info)
         last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
         measurers = _Measurers()
@@ -178,27 +228,15 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
             kind, request = inbox.get(job)
             if kind == "stream":
                 try:
-                    child.send(("stream", 0, request))
-                    reply = child.receive(job)
-                except (ChildDied, OSError):  # nothing to stream; a new process for what follows
-                    child.stop()
-                    with contextlib.suppress(LoadFailed):  # else the next encode tries again
-                        child, _ = _start_child(job, spec)
+                    reply = channel.ask(job, "stream", 0, request)
+                except ChildDied:  # nothing to stream; the next request starts a process again
                     continue
                 if reply[0] == "stream":
-                    yield Streamed(request, reply[2], reply[3])  # type: ignore[arg-type]
+                    yield Streamed(request, reply[3], reply[4])  # type: ignore[arg-type]
                 continue
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
-                try:
-                    outcome, last = _tokenize(job, child, inbox, req, last, measurers)
-                except (ChildDied, OSError) as died:  # BrokenPipeError: it died while idle
-                    child.stop()
-                    try:
-                        child, _ = _start_child(job, spec)
-                    except LoadFailed as e:
-                        raise ChildDied(f"{died}; starting it again failed: {e}") from None
-                    outcome, last = _tokenize(job, child, inbox, req, last, measurers)
+                outcome, last = _tokenize(job, channel, inbox, req, last, measurers)
             except Cancelled:
                 raise
             except ChildDied as e:  # the request fails; the next one starts a process again
@@ -207,7 +245,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
                 outcome = PaneFailed(req.gen, f"{type(e).__name__}: {e}")
             yield outcome
     finally:
-        child.stop()
+        channel.close()
 
 
 class _Measurers:
@@ -224,18 +262,20 @@ class _Measurers:
         return self._measurer
 
 
-def _tokenize(job: Job, child: ChildProcess, inbox: Inbox, req: TokenizeRequest,
+def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
               last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None, measurers: _Measurers):
     t0 = time.perf_counter()
     if (last is not None and last[1] == req.policy and last[3] == req.model_adds
             and (last[0] is req.text or last[0] == req.text)):
         cols = last[2]  # only the view options changed: reuse the last encode
     else:
-        child.send(("encode", req.gen, req.text, req.policy, req.model_adds))
-        reply = child.receive(job)
+        reply = channel.ask(job, "encode", req.gen, req.text, req.policy, req.model_adds,
+                            waiting=channel.cancel_when(lambda: inbox.pending("encode")))
+        if reply[0] == "superseded":
+            return PaneCancelled(req.gen), last
         if reply[0] != "done":
             return PaneFailed(req.gen, reply[-1]), last
-        cols = reply[2]
+        cols = reply[3]
         last = (req.text, req.policy, cols, req.model_adds)
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
