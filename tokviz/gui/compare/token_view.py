@@ -209,10 +209,12 @@ class TokenView(QAbstractScrollArea):
             return bool(self.token_layout and self.token_layout.done)
         self._syncing = True  # a restore is not a user's scroll: do not drive the other panes
         try:
-            self._set_scroll(self.token_layout.line_of(index))
+            line = self.token_layout.line_of(index)
+            self._set_scroll(line)
         finally:
             self._syncing = False
-        return True
+        # the line may be among the last placed ones, which cannot be scrolled to the top yet
+        return self.token_layout.done or self.verticalScrollBar().value() == int(line * self._line_h)
 
     def _update_scrollbar(self) -> None:
         lines = self.token_layout.line_count if self.token_layout else 0
