@@ -18,8 +18,9 @@ tokenizer cannot be loaded, `aborted` when the pane closes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -54,7 +55,7 @@ class PaneResult:
     policy: SpecialPolicy
     options: ViewOptions
     tokens: Sequence[Token]
-    cells: list[Cell]
+    cells: Sequence[Cell]
     widths: np.ndarray
     newlines: np.ndarray
     ids: np.ndarray
@@ -69,50 +70,97 @@ class PaneResult:
         return len(self.text)
 
 
+class CellColumn(Sequence[Cell]):
+    """A pane's cells without a list of one reference per token: token i's cell is its distinct
+    (id, bytes)'s cell, or the joined cell of a fragment run (`joined`)."""
+
+    def __init__(self, unique: list[Cell], key_index: np.ndarray, joined: dict[int, Cell]) -> None:
+        self._unique, self._key_index, self._joined = unique, key_index, joined
+
+    def __len__(self) -> int:
+        return len(self._key_index)
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Cell]: ...
+
+    def __getitem__(self, index: int | slice) -> Cell | list[Cell]:
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            cells = list(map(self._unique.__getitem__, self._key_index[start:stop:step].tolist()))
+            if self._joined:
+                for k, i in enumerate(range(start, stop, step)):
+                    if i in self._joined:
+                        cells[k] = self._joined[i]
+            return cells
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("cell index out of range")
+        cell = self._joined.get(index)
+        return cell if cell is not None else self._unique[int(self._key_index[index])]
+
+    def __iter__(self) -> Iterator[Cell]:
+        return iter(self[0 : len(self)])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CellColumn):
+            other = list(other)
+        return isinstance(other, list) and len(other) == len(self) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) -> tuple[
-    TokenColumns, list[Cell], np.ndarray, np.ndarray
+    TokenColumns, CellColumn, np.ndarray, np.ndarray
 ]:
-    """Tokens, cells, widths and newline counts; Python code runs once per distinct (id, bytes)."""
+    """Tokens, cells, widths and newline counts; Python code runs once per distinct (id, bytes)
+    and once per fragment token, never once per token (a loop or list over 300k tokens holds
+    this process's GIL for tens of milliseconds at a stretch: a stall of the window)."""
     tokens = TokenColumns(cols)
     unique_cells = [cell_for(t, options) for t in tokens.unique_tokens()]
     unique_widths = np.array([measurer.width(c) for c in unique_cells], dtype=np.float64)
     unique_newlines = np.array([c.newlines for c in unique_cells], dtype=np.int32)
     ki = cols.key_index
-    cells = list(map(unique_cells.__getitem__, ki.tolist()))
     widths = unique_widths[ki]
     fragments = np.flatnonzero(np.array([bool(c.hex) for c in unique_cells], dtype=bool)[ki])
-    _join_fragment_runs(tokens, cells, widths, fragments, ki, options, measurer)
-    return tokens, cells, widths, unique_newlines[ki]
+    joined: dict[int, Cell] = {}
+    _join_fragment_runs(tokens, unique_cells, joined, widths, fragments, ki, options, measurer)
+    return tokens, CellColumn(unique_cells, ki, joined), widths, unique_newlines[ki]
 
 
-def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], widths: np.ndarray, fragments: np.ndarray,
-                        key_index: np.ndarray, options: ViewOptions, measurer: CellMeasurer) -> None:
+def _join_fragment_runs(tokens: TokenColumns, unique_cells: list[Cell], joined_cells: dict[int, Cell],
+                        widths: np.ndarray, fragments: np.ndarray, key_index: np.ndarray,
+                        options: ViewOptions, measurer: CellMeasurer) -> None:
     """Give each run of neighbouring fragment cells its joined cells (`join_fragments`), once per
     distinct run: a run's cells follow from its tokens' (id, bytes) alone, and a 1 MB text of
     Korean or Chinese has ~20k runs but few distinct ones (building and measuring every joined
-    cell was 3/4 of the pane's preparation, in this process, holding the GIL)."""
+    cell was 3/4 of the pane's preparation, in this process, holding the GIL). A joined cell that
+    differs from its token's own goes into `joined_cells`, its width into `widths`."""
     if not len(fragments):
         return
     breaks = np.flatnonzero(np.diff(fragments) != 1) + 1
     starts = np.concatenate([[0], breaks]).tolist()
     stops = np.concatenate([breaks, [len(fragments)]]).tolist()
     firsts = fragments.tolist()
-    done: dict[tuple[int, ...], list[tuple[Cell, float]]] = {}
-    keys = key_index.tolist()
+    done: dict[tuple[int, ...], list[tuple[Cell, float] | None]] = {}
+    keys = key_index[fragments].tolist()  # the fragments' keys, in the order of `firsts`
     for a, b in zip(starts, stops):
         first = firsts[a]
         run = range(first, first + (b - a))
-        key = tuple(keys[first : run.stop])
+        key = tuple(keys[a:b])
         joined = done.get(key)
         if joined is None:
-            local = join_fragments([tokens[i] for i in run], [cells[i] for i in run], range(len(run)), options)
+            own = [unique_cells[k] for k in key]
+            local = join_fragments([tokens[i] for i in run], own, range(len(run)), options)
             joined = done[key] = [
-                (local[k], measurer.width(local[k])) if k in local else (cells[i], float(widths[i]))
-                for k, i in enumerate(run)
+                (local[k], measurer.width(local[k])) if k in local and local[k] != own[k] else None
+                for k in range(len(run))
             ]
-        for i, (cell, width) in zip(run, joined):
-            cells[i] = cell
-            widths[i] = width
+        for i, change in zip(run, joined):
+            if change is not None:
+                joined_cells[i], widths[i] = change
 
 
 @dataclass(frozen=True)
