@@ -1,5 +1,5 @@
 """Cases from tiktoken's public tests (tests/test_encoding.py, tests/test_offsets.py,
-tests/test_simple_public.py), run through tokviz's Tokenizer interface on the real vocabularies
+tests/test_simple_public.py, tests/test_misc.py), run through tokviz's Tokenizer interface on the real vocabularies
 and compared with tiktoken itself on the same text.
 
 Mapping: tiktoken's `encode(text)` (special-token text is an error) is tokviz's
@@ -16,7 +16,9 @@ import hypothesis.strategies as st
 import pytest
 import tiktoken
 import tiktoken.load
+import tiktoken.model
 
+from tests.peers.cli import encode_json, run
 from tokviz.core import catalog
 
 #: tiktoken's ENCODINGS and SOME_ENCODINGS, plus the other rank files tokviz ships a catalog entry for
@@ -225,3 +227,26 @@ def test_hyp_offsets(vocab, data):
     ids = [t.id for t in tokens]
     assert ids == ref.encode(text, allowed_special="all")
     assert [t.start for t in tokens] == ref.decode_with_offsets(ids)[1]
+
+
+# -- tests/test_misc.py ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("model", "encoding"), [
+    ("gpt2", "r50k_base"), ("text-davinci-003", "p50k_base"), ("gpt-3.5-turbo-0301", "cl100k_base"),
+    ("gpt-4", "cl100k_base"), ("gpt-4o", "o200k_base"), ("gpt-4o-2024-08-06", "o200k_base"), ("gpt-4.1", "o200k_base"),
+])
+def test_encoding_for_model(capsys, model, encoding):
+    # tiktoken.encoding_for_model's names work wherever -t takes a vocabulary
+    assert catalog.find(model).name == encoding
+    assert tiktoken.model.encoding_name_for_model(model) in (encoding, "gpt2")
+    [result] = encode_json(capsys, "-t", model, "hello world")
+    assert result["tokenizer"] == encoding
+    assert [t["id"] for t in result["tokens"]] == reference(encoding).encode("hello world")
+
+
+def test_a_model_whose_encoding_is_not_in_the_catalog_is_still_unknown(capsys):
+    # p50k_edit and o200k_harmony have no catalog entry: the name is not silently another vocabulary
+    assert catalog.find("text-davinci-edit-001") is None and catalog.find("gpt-oss-120b") is None
+    code, _, err = run(capsys, "encode", "-t", "gpt-oss-120b", "hi")
+    assert code == 1 and "unknown tokenizer 'gpt-oss-120b'" in err

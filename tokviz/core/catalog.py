@@ -216,11 +216,30 @@ def missing_preferred() -> list[str]:
 
 
 def find(name: str) -> CatalogEntry | None:
+    """The entry named `name` (or one of its aliases), or the one an OpenAI model name cuts with,
+    as tiktoken's `encoding_for_model` maps it (`gpt-4o`, `gpt-4o-2024-08-06` -> o200k_base).
+
+    >>> find("gpt-4").name, find("GPT-4o").name, find("gpt2").name  # doctest: +SKIP
+    ('cl100k_base', 'o200k_base', 'r50k_base')
+    """
     key = name.lower()
     for e in entries():
         if key == e.name.lower() or key in (a.lower() for a in e.aliases):
             return e
-    return None
+    encoding = _openai_encoding_for(key)
+    return find(encoding) if encoding is not None and encoding != key else None
+
+
+def _openai_encoding_for(model: str) -> str | None:
+    """tiktoken's encoding name for an OpenAI model name (its own table and prefixes), or None."""
+    try:
+        from tiktoken.model import encoding_name_for_model
+    except ImportError:
+        return None
+    try:
+        return encoding_name_for_model(model)
+    except KeyError:
+        return None
 
 
 def entry_for_file(path: Path) -> CatalogEntry | None:
