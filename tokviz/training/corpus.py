@@ -180,8 +180,10 @@ def count_corpus(
             reporter.tick(consumed, bytes_read=consumed)
 
         log = count_pieces(pieces, counter, non_utf8, on_bytes)
-        counts = expand(*compact(counter.counts(check=reporter.check)))
-        del counter
+        packed = compact(counter.counts(check=reporter.check))
+        del counter  # its chunk strings go before `expand` makes their keys
+        counts = expand(*packed)
+        del packed
     report = _report(log, pieces, counts, compiled, non_utf8)
     reporter.emit(report.bytes, files_read=report.files_read, files_skipped=len(report.files_skipped),
                   bytes_read=report.bytes)

@@ -114,12 +114,14 @@ class ChunkCounter:
 
 
 def split_segments(
-    segments: Mapping[str, int],
+    segments: dict[str, int],
     compiled: regex.Pattern[str],
     chunks: Counter[str],
     check: Callable[[], None] | None = None,
 ) -> None:
-    """Add the chunks of `segment -> count` (middle segments, see `ChunkCounter`) to `chunks`.
+    """Add the chunks of `segment -> count` (middle segments, see `ChunkCounter`) to `chunks`,
+    emptying `segments` as it goes (the distinct segments are the largest thing counting holds:
+    each batch is let go once split, so memory falls while the chunks grow).
 
     Segments seen the same number of times are joined and split by one `findall` call. For the
     presets the ASCII segments (most of them, in most corpora) are split by the pattern's exact
@@ -135,11 +137,14 @@ def split_segments(
             by_count[n] = [segment]
         else:
             group.append(segment)
-    for n, group in by_count.items():
-        for start in range(0, len(group), _BATCH):
+    segments.clear()
+    while by_count:
+        n, group = by_count.popitem()
+        while group:
             if check is not None:
                 check()
-            batch = group[start : start + _BATCH]
+            batch = group[-_BATCH:]  # from the end: the list shrinks in place
+            del group[-_BATCH:]
             if fast is None:
                 parts = [findall("".join(batch))]
             else:
@@ -148,6 +153,7 @@ def split_segments(
                 parts = [fast("".join(compress(batch, ascii_flags)))]
                 if rest:
                     parts.append(findall("".join(rest)))
+            del batch
             for found in parts:
                 if n == 1:
                     chunks.update(found)  # a list: counted in C
@@ -155,6 +161,7 @@ def split_segments(
                     # weighted: count the group once, then add n times each count, in C
                     # (`found * n` would count every occurrence again: corpus-sized work)
                     _add_scaled(chunks, Counter(found), n)
+            del parts
 
 
 def _add_scaled(into: Counter[str], other: Counter[str], n: int) -> None:
