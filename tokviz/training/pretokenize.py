@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from functools import cache
 from itertools import compress
 
