@@ -21,10 +21,11 @@ are new and which two tokens each is merged from.
 
 from __future__ import annotations
 
+import heapq
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import AnyStr, Literal
+from typing import Any, AnyStr, Literal
 
 import numpy as np
 
@@ -43,7 +44,9 @@ Breakdown = Literal["script", "length"]
 #: byte-length classes, in display order
 LENGTH_BUCKETS: tuple[str, ...] = ("1", "2", "3", "4", "5-8", "9-16", "17+")
 _NOT_TEXT = (TokenKind.SPECIAL, TokenKind.UNKNOWN)
-_CHUNK = 32_768  # tokens between two looks at the cancel flag in the longer loops
+#: tokens between two looks at the cancel flag in the longer loops, and the most one C call (which
+#: holds the GIL, so the GUI thread waits) is given at once
+_CHUNK = 8_192
 
 
 def length_bucket(n: int) -> str:
@@ -83,16 +86,22 @@ class Overlap:
     shared: set[bytes] = field(init=False)
     only: list[set[bytes]] = field(init=False)
     _scripts: dict[bytes, str] | None = field(init=False, default=None, repr=False)
+    _union: int = field(init=False, default=0, repr=False)
 
     def __post_init__(self) -> None:
         if len(self.sets) < 2:
             raise ValueError("an overlap needs at least two vocabularies")
-        keys = [set(s) for s in self.sets]
-        self.shared = set.intersection(*keys)
-        self.only = []
-        for i, own in enumerate(keys):
-            others = set().union(*(k for j, k in enumerate(keys) if j != i))
-            self.only.append(own - others)
+        # How many vocabularies hold each token, counted in a Python loop: the set algebra over
+        # 400k keys is a few C calls that each hold the GIL (and so the window) 0.1-0.2 s.
+        holders: dict[bytes, int] = {}
+        get = holders.get
+        for s in self.sets:
+            for data in s:
+                holders[data] = get(data, 0) + 1
+        n = len(self.sets)
+        self.shared = {data for data, count in holders.items() if count == n}
+        self.only = [{data for data in s if holders[data] == 1} for s in self.sets]
+        self._union = len(holders)
         if not self.specials:
             self.specials = [set() for _ in self.sets]
 
@@ -102,7 +111,7 @@ class Overlap:
 
     @property
     def union_count(self) -> int:
-        return len(set().union(*self.sets))
+        return self._union
 
     def jaccard(self, a: int, b: int) -> float:
         """`|A ∩ B| / |A ∪ B|` of the token sets of vocabularies `a` and `b` (1.0 when both are empty)."""
@@ -126,9 +135,15 @@ class Overlap:
         PairStats(a=0, b=1, common=2, same_ids=1, union=3)
         """
         sa, sb = self.sets[a], self.sets[b]
-        both = sa.keys() & sb.keys()
-        same = sum(1 for data in both if sa[data] == sb[data])
-        return PairStats(a, b, len(both), same, len(sa) + len(sb) - len(both))
+        small, big = (sa, sb) if len(sa) <= len(sb) else (sb, sa)
+        # a loop, not `sa.keys() & sb.keys()`: one C call over 200k keys holds the GIL that long
+        common = same = 0
+        for data, token_id in small.items():
+            other = big.get(data)
+            if other is not None:
+                common += 1
+                same += other == token_id
+        return PairStats(a, b, common, same, len(sa) + len(sb) - common)
 
     def breakdown(self, by: Breakdown, *, cancel: threading.Event | None = None
                   ) -> list[tuple[str, list[int], int, list[int]]]:
@@ -154,7 +169,10 @@ class Overlap:
     def only_rows(self, i: int) -> list[tuple[int, bytes]]:
         """The tokens only vocabulary `i` has, as `(id, bytes)` in id order."""
         s = self.sets[i]
-        return sorted((s[data], data) for data in self.only[i])
+        data = list(self.only[i])
+        ids = np.fromiter((s[d] for d in data), dtype=np.int64, count=len(data))
+        # numpy sorts the ids without the GIL: a sort of 130k tuples held it (and the window) 0.1-1 s
+        return [(int(ids[k]), data[k]) for k in np.argsort(ids, kind="stable").tolist()]
 
     def _labeller(self, by: Breakdown, cancel: threading.Event | None = None) -> Callable[[bytes], str]:
         if by == "length":
@@ -168,7 +186,7 @@ class Overlap:
         (a union of 400k tokens takes seconds) and looking at `cancel` between chunks."""
         if self._scripts is not None:
             return self._scripts
-        every = list(set().union(*self.sets))
+        every = list({data: None for s in self.sets for data in s})  # a loop, not one long C call
         labels: dict[bytes, str] = {}
         for at in range(0, len(every), _CHUNK):
             check(cancel, "the overlap")
@@ -280,8 +298,11 @@ class OnlyTable:
     (['·yy', '�'], 'e6', 'fragment')
     >>> t.filter(text="yy").tolist(), t.filter(text="e6").tolist(), t.filter(vocabulary=1).tolist()
     ([0], [1], [1])
-    >>> t.sort(None, "length", descending=True).tolist(), t.csv_rows([1])
-    ([0, 1], [{'vocabulary': 'b', 'id': 6, 'text': '�', 'spelling': '<0xE6>', 'bytes': 'e6', 'length': 1, 'script': 'fragment'}])
+    >>> t.sort(None, "length", descending=True).tolist()
+    [0, 1]
+    >>> t.csv_rows([1])  # doctest: +NORMALIZE_WHITESPACE
+    [{'vocabulary': 'b', 'id': 6, 'text': '�', 'spelling': '<0xE6>', 'bytes': 'e6', 'length': 1,
+      'script': 'fragment'}]
     """
 
     def __init__(self, overlap: Overlap, spellings: Sequence[Callable[[int], str]] | None = None, *,
@@ -404,9 +425,7 @@ class OnlyTable:
                     self.data if column == "hex"  # the bytes order is the hex order
                     else {"text": self.texts, "piece": self.pieces, "script": self.scripts}[column]
                 )
-                values = np.zeros(len(keys), dtype=np.int64)
-                if len(keys):
-                    values = np.unique(np.asarray(keys, dtype=object), return_inverse=True)[1]
+                values = _ranks_of(keys)
             self._ranks[column] = np.asarray(values, dtype=np.int64)
         return self._ranks[column]
 
@@ -414,6 +433,27 @@ class OnlyTable:
         """`rows` (all when None) as records for `analysis.export.csv_text`: whole numbers, no floats."""
         chosen = range(len(self)) if rows is None else [int(r) for r in rows]
         return [{header.lower(): self.cell(r, column) for column, header in ONLY_COLUMNS} for r in chosen]
+
+
+def _ranks_of(keys: Sequence[Any]) -> np.ndarray:
+    """Each key's place in sorted order, equal keys equal places. Sorted in chunks and merged in
+    Python: one sort of 200k strings is one C call that holds the GIL (the window stalled 1.7 s).
+
+    >>> _ranks_of(["b", "a", "c", "a"]).tolist()
+    [1, 0, 2, 0]
+    """
+    n = len(keys)
+    get = keys.__getitem__
+    runs = [sorted(range(at, min(at + _CHUNK, n)), key=get) for at in range(0, n, _CHUNK)]
+    ranks = np.zeros(n, dtype=np.int64)
+    place, previous, first = -1, None, True
+    for k in heapq.merge(*runs, key=get):
+        key = keys[k]
+        if first or key != previous:
+            place += 1
+            previous, first = key, False
+        ranks[k] = place
+    return ranks
 
 
 _SEP = "\ud800"  # a lone surrogate: no decoded text or spelling holds one, nor can a query typed

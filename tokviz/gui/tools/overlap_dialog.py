@@ -188,7 +188,8 @@ class OnlyTableModel(QAbstractTableModel):
             return self._mono if column in _ONLY_MONO else None
         row = int(self.rows[index.row()])
         if role == _TOOLTIP:
-            return f"{self.table.cell(row, 'text')}  ·  {self.table.cell(row, 'piece')}  ({self.table.cell(row, 'hex')})"
+            cell = self.table.cell
+            return f"{cell(row, 'text')}  ·  {cell(row, 'piece')}  ({cell(row, 'hex')})"
         value = self.table.cell(row, ONLY_COLUMNS[column][0])
         return value if isinstance(value, str) else str(value)
 
