@@ -85,6 +85,14 @@ def test_trouble_exits_2_with_one_line(capsys, argv, message):
     assert err.count("\n") == 1 and message in err
 
 
+def test_a_refused_special_token_names_the_vocabulary_that_refuses_it(capsys):
+    # mistral has no <|endoftext|>: only cl100k_base refuses the text, and the error says so
+    code, out, err = run(capsys, "diff", "-t", "mistral-7b-v0.1", "-t", "cl100k_base", "--special", "raise",
+                         "a <|endoftext|>")
+    assert code == 2 and out == ""
+    assert err.startswith("tokviz: error: cl100k_base: Encountered text corresponding to disallowed special token")
+
+
 def test_usage_errors_exit_2_not_1():
     proc = subprocess.run([sys.executable, "-m", "tokviz", "diff", "x"], capture_output=True, text=True)
     assert proc.returncode == 2 and "-t/--tokenizer" in proc.stderr

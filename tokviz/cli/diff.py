@@ -47,11 +47,14 @@ def run(args: argparse.Namespace) -> int:
     policy = SpecialPolicy.parse(args.special)
     tokenizers = [catalog.load(spec) for spec in args.tokenizers]
     check_policy(policy, tokenizers)
-    try:
-        result = diff_texts(text, tokenizers, policy)
-    except ValueError as e:
-        raise CliError(one_line(e)) from None
-    text = sanitize(text)  # the text the spans refer to
+    text = sanitize(text)  # the text the tokenizers cut and the spans refer to
+    for tokenizer in tokenizers:  # which vocabulary refuses the text, named as encode names it
+        try:
+            for _ in tokenizer.split_special(text, policy.allowed_special, policy.disallowed_special):
+                pass
+        except ValueError as e:
+            raise CliError(f"{tokenizer.name}: {one_line(e)}") from None
+    result = diff_texts(text, tokenizers, policy)
     identical = all(result.identical(0, i) for i in range(1, len(tokenizers)))
     if args.json:
         json.dump(diff_json(result, tokenizers, text, identical), sys.stdout, ensure_ascii=False)
