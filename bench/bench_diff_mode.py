@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     if opened is None:
         return 1
     app, window = opened
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; panes {[p.spec for p in window.panes]}")
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; "
+          f"panes {[p.spec for p in window.panes]}")
     salt = 0
     for diff in (False, True):
         window.set_diff_mode(diff)

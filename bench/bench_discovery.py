@@ -63,7 +63,8 @@ def build(root: Path, models: int) -> dict[str, int]:
         blob = store / "blobs" / f"sha256-{digest}"
         if not blob.exists():
             blob.symlink_to(gguf)
-        manifest = store / "manifests" / "registry.ollama.ai" / "library" / f"model{k // 2}" / ("latest" if k % 2 else "7b")
+        tag = "latest" if k % 2 else "7b"
+        manifest = store / "manifests" / "registry.ollama.ai" / "library" / f"model{k // 2}" / tag
         manifest.parent.mkdir(parents=True, exist_ok=True)
         layer = {"mediaType": discovery.OLLAMA_MODEL_LAYER, "digest": f"sha256:{digest}", "size": 1}
         manifest.write_text(json.dumps({"schemaVersion": 2, "layers": [layer]}))

@@ -145,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     gaps = [g for g, a in zip(meter.gaps, meter.at) if a <= end + 0.05]
     report(window, text, paste_s, times, gaps)
     sizes = memory
+    others = ", ".join(f"{v:.0f}" for k, v in sizes.items() if k != os.getpid())
     print(f"resident memory: {sum(sizes.values()):.0f} MiB in {len(sizes)} processes (this one "
-          f"{sizes.get(os.getpid(), 0):.0f} MiB; others {', '.join(f'{v:.0f}' for k, v in sizes.items() if k != os.getpid())}); "
+          f"{sizes.get(os.getpid(), 0):.0f} MiB; others {others}); "
           f"peak {max(peak[0], sum(sizes.values())):.0f} MiB")
     if cpu:
         print(f"CPU from the paste to the last layout, all processes: {cpu[0]:.2f} s")
@@ -217,7 +218,8 @@ def report(window, text: str, paste_s: float, times: dict[str, float], gaps: lis
               f"after the editor's insert {max(later):.0f} ms (stall ~{max(later) - 10:.0f} ms), "
               f"median {statistics.median(gaps):.1f} ms, ticks {len(gaps)}")
     for what in ("tokenized", "drawn", "laid out"):
-        print(f"{'every pane ' + what + ':':<24} {times[what]:.2f} s" if what in times else f"{what}: not before the timeout")
+        print(f"{'every pane ' + what + ':':<24} {times[what]:.2f} s" if what in times
+              else f"{what}: not before the timeout")
 
 
 if __name__ == "__main__":

@@ -306,7 +306,8 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     out.unlink()
     return {"name": name, "wall": wall, "train": data["seconds"], "peak_mb": peak,
             "maxrss_mb": usage.ru_maxrss / 1024, "load": (load + os.getloadavg()[0]) / 2,
-            "cpu": max(usage.ru_utime + usage.ru_stime, sum(cpu.values())), "bytes": data["bytes"], "vocab": data["vocab"]}
+            "cpu": max(usage.ru_utime + usage.ru_stime, sum(cpu.values())),
+            "bytes": data["bytes"], "vocab": data["vocab"]}
 
 
 def _agreement(a: list[str], ref: list[str]) -> str:
@@ -380,7 +381,8 @@ def main(argv: list[str] | None = None) -> int:
             if label == "rustbpe":
                 continue
             print(f"  {label:<26} merges identical to rustbpe: {_agreement(got[0]['vocab'], ref)}")
-    pairs = [(a, b) for a in rows for b in ("rustbpe", "tokenizers") if b in rows and a not in ("rustbpe", "tokenizers")]
+    peers = ("rustbpe", "tokenizers")
+    pairs = [(a, b) for a in rows for b in peers if b in rows and a not in peers]
     if "rustbpe" in rows and "tokenizers" in rows:
         pairs.append(("tokenizers", "rustbpe"))
     if pairs:
@@ -388,7 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     for a, b in pairs:
         def ratio(key: str, a: str = a, b: str = b) -> float:
             return _median([x[key] / y[key] for x, y in zip(rows[a], rows[b])])
-        print(f"  {a} / {b}: wall {ratio('wall'):.2f}x, cpu {ratio('cpu'):.2f}x, peak memory {ratio('peak_mb'):.2f}x (tree)")
+        print(f"  {a} / {b}: wall {ratio('wall'):.2f}x, cpu {ratio('cpu'):.2f}x, "
+              f"peak memory {ratio('peak_mb'):.2f}x (tree)")
     labels = [label for label, name, _ in runs if name == "tokviz"]
     for other in labels[1:]:
         def ratio2(key: str, other: str = other) -> float:

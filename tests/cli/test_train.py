@@ -75,7 +75,9 @@ def test_stopping_early_is_reported(tmp_path: Path, run):
 
 def test_stopping_early_names_the_min_frequency_given(tmp_path: Path, run):
     (tmp_path / "a.txt").write_text("abab abab abab")
-    code, err = run([str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000", "--min-frequency", "3"])
+    code, err = run(
+        [str(tmp_path / "a.txt"), "-o", str(tmp_path / "v"), "--vocab-size", "5000", "--min-frequency", "3"]
+    )
     assert code == 0
     assert "(no pair left that occurs 3 times or more; stopped early)" in err
 

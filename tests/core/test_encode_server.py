@@ -41,8 +41,10 @@ def test_the_child_loads_encodes_for_several_keys_and_stops(vocab) -> None:
         conn.send(("encode", 1, 7, "hello world", SpecialPolicy.parse("none"), False))
         conn.send(("encode", 2, 3, "hello world", SpecialPolicy.parse("none"), False))
         replies = {r[1]: r for r in (conn.recv(), conn.recv())}
-        assert replies[1][:3] == ("done", 1, 7) and replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
-        assert replies[2][:3] == ("done", 2, 3) and replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
+        assert replies[1][:3] == ("done", 1, 7)
+        assert replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
+        assert replies[2][:3] == ("done", 2, 3)
+        assert replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
         conn.send(None)
         child.join(30)
         assert child.exitcode == 0

@@ -172,22 +172,29 @@ def test_arrays_nested_a_little_still_read(tmp_path):
 
 
 @pytest.mark.parametrize("key, vtype, payload, message", [
-    (b"general.name", 9, struct.pack("<IQ", 8, 1) + string(b"x"), "general.name must be a string, not an array of strings (1)"),
+    (b"general.name", 9, struct.pack("<IQ", 8, 1) + string(b"x"),
+     "general.name must be a string, not an array of strings (1)"),
     (b"tokenizer.ggml.model", 4, struct.pack("<I", 5), "tokenizer.ggml.model must be a string, not the integer 5"),
     (b"tokenizer.chat_template", 4, struct.pack("<I", 3), "tokenizer.chat_template must be a string"),
     (b"tokenizer.chat_template.tool_use", 7, b"\x01", "tokenizer.chat_template.tool_use must be a string"),
-    (b"tokenizer.ggml.tokens", 8, string(b"abc"), "tokenizer.ggml.tokens must be an array of strings, not the string 'abc'"),
+    (b"tokenizer.ggml.tokens", 8, string(b"abc"),
+     "tokenizer.ggml.tokens must be an array of strings, not the string 'abc'"),
     (b"tokenizer.ggml.merges", 9, struct.pack("<IQ", 4, 1) + struct.pack("<I", 1),
      "tokenizer.ggml.merges must be an array of strings, not an array of uint32 (1)"),
     (b"tokenizer.ggml.token_type", 9, struct.pack("<IQ", 8, 1) + string(b"a"),
      "tokenizer.ggml.token_type must be an array of integers, not an array of strings (1)"),
-    (b"tokenizer.ggml.token_type", 4, struct.pack("<I", 1), "token_type must be an array of integers, not the integer 1"),
-    (b"tokenizer.ggml.scores", 4, struct.pack("<I", 1), "tokenizer.ggml.scores must be an array of numbers, not the integer 1"),
-    (b"tokenizer.ggml.bos_token_id", 8, string(b"abc"), "bos_token_id must be a token id (an integer), not the string 'abc'"),
-    (b"tokenizer.ggml.bos_token_id", 6, struct.pack("<f", float("nan")), "bos_token_id must be a token id (an integer), not the number nan"),
+    (b"tokenizer.ggml.token_type", 4, struct.pack("<I", 1),
+     "token_type must be an array of integers, not the integer 1"),
+    (b"tokenizer.ggml.scores", 4, struct.pack("<I", 1),
+     "tokenizer.ggml.scores must be an array of numbers, not the integer 1"),
+    (b"tokenizer.ggml.bos_token_id", 8, string(b"abc"),
+     "bos_token_id must be a token id (an integer), not the string 'abc'"),
+    (b"tokenizer.ggml.bos_token_id", 6, struct.pack("<f", float("nan")),
+     "bos_token_id must be a token id (an integer), not the number nan"),
     (b"tokenizer.ggml.add_bos_token", 9, struct.pack("<IQ", 4, 2) + struct.pack("<II", 1, 1),
      "add_bos_token must be true or false, not an array of uint32 (2)"),
-    (b"tokenizer.ggml.add_bos_token", 4, struct.pack("<I", 7), "add_bos_token must be true or false, not the integer 7"),
+    (b"tokenizer.ggml.add_bos_token", 4, struct.pack("<I", 7),
+     "add_bos_token must be true or false, not the integer 7"),
 ])
 def test_keys_tokviz_reads_must_have_their_type(tmp_path, key, vtype, payload, message):
     """Wrong types were a TypeError / IndexError traceback or a bare numpy message in the backend."""

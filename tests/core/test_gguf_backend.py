@@ -147,6 +147,7 @@ def test_a_wordpiece_vocabulary_without_an_unknown_token_is_refused(tmp_path):
     path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, 2)
                      + string(b"tokenizer.ggml.model") + struct.pack("<I", 8) + string(b"bert")
                      + string(b"tokenizer.ggml.tokens") + struct.pack("<IIQ", 9, 8, 2) + string(b"a") + string(b"b"))
-    with pytest.raises(TokenizerError, match=r"no-unk\.gguf: a bert \(WordPiece\) vocabulary without an unknown "
-                                             r"token \(tokenizer\.ggml\.unknown_token_id, or id 100, is not one of its 2 tokens\)"):
+    message = (r"no-unk\.gguf: a bert \(WordPiece\) vocabulary without an unknown "
+               r"token \(tokenizer\.ggml\.unknown_token_id, or id 100, is not one of its 2 tokens\)")
+    with pytest.raises(TokenizerError, match=message):
         GGUFTokenizer.from_file(path)

@@ -82,7 +82,8 @@ def test_cli_shows_the_fragments_bytes_and_their_replacement_character(capsys):
 def test_special_token_text_is_plain_text_by_default(vocab, capsys, qwen_tiktoken):
     qwen = vocab("qwen")
     tokens = qwen.encode(INJECTION)
-    assert [t.id for t in tokens] == AS_TEXT == qwen_tiktoken.encode(INJECTION, allowed_special=set(), disallowed_special=())
+    reference = qwen_tiktoken.encode(INJECTION, allowed_special=set(), disallowed_special=())
+    assert [t.id for t in tokens] == AS_TEXT == reference
     assert [t.bytes for t in tokens] == AS_TEXT_BYTES
     assert ids_of(capsys, "-t", "qwen", INJECTION) == [AS_TEXT]
     assert ids_of(capsys, "-t", "qwen", "--special", "none", INJECTION) == [AS_TEXT]
@@ -139,7 +140,8 @@ def test_yi_zhi_bytes_and_its_existing_token(vocab):
     qwen = vocab("qwen")
     assert "一只".encode() == b"\xe4\xb8\x80\xe5\x8f\xaa"
     assert qwen.encode_ids("一只") == [qwen.mergeable_ranks[b"\xe4\xb8\x80\xe5\x8f\xaa"]] == [102292]
-    assert qwen.mergeable_ranks[b"\xe6\x98\xaf\xe4\xb8\x80"] < qwen.mergeable_ranks[b"\xe4\xb8\x80\xe5\x8f\xaa"]  # 是一 first
+    # 是一 first
+    assert qwen.mergeable_ranks[b"\xe6\x98\xaf\xe4\xb8\x80"] < qwen.mergeable_ranks[b"\xe4\xb8\x80\xe5\x8f\xaa"]
 
 
 # -- vocabulary extension: examples/qwen_extra_vocab.txt -> examples/qwen_extra.tiktoken -------

@@ -44,7 +44,8 @@ def reference(name: str) -> tiktoken.Encoding:
                     os.environ["TIKTOKEN_CACHE_DIR"] = old
         else:
             _REF[name] = tiktoken.Encoding(
-                name, pat_str=entry.pattern, mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(entry.verified_path())),
+                name, pat_str=entry.pattern,
+                mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(entry.verified_path())),
                 special_tokens=dict(entry.special_tokens),
             )
     return _REF[name]
@@ -137,7 +138,9 @@ def test_catastrophically_repetitive(vocab, name):
 @pytest.mark.parametrize("name", ENCODINGS)
 def test_basic_roundtrip(vocab, name):
     enc = vocab(name)
-    for value in ("hello", "hello ", "hello  ", " hello", " hello ", " hello  ", "hello world", "请考试我的软件！12345"):
+    for value in (
+        "hello", "hello ", "hello  ", " hello", " hello ", " hello  ", "hello world", "请考试我的软件！12345",
+    ):
         ids = enc.encode_ids(value)
         assert ids == reference(name).encode(value)
         assert enc.decode(ids) == value

@@ -15,10 +15,11 @@ Only ordinary pieces are examined: special and unknown pieces, and byte-fallback
 there by design for bytes no piece covers, shadowed by `A` where one does), are none of these.
 Where the normalizer puts a dummy prefix before every text (SentencePiece's `▁`), a piece that
 begins with it (`▁the`) is tested by encoding its text after the prefix (`the`), and a piece
-without it (`ing`, only ever inside a word) is not tested: no text alone can give it. Everything goes through the `Tokenizer` interface:
-the texts are encoded in batches, joined by one of the vocabulary's own special tokens parsed only
-at the joins (`encode_trusted`), so every text is cut as an ordinary segment of its own (about
-30 µs a token for a tiktoken vocabulary, against 0.5 ms encoding each alone).
+without it (`ing`, only ever inside a word) is not tested: no text alone can give it. Everything
+goes through the `Tokenizer` interface: the texts are encoded in batches, joined by one of the
+vocabulary's own special tokens parsed only at the joins (`encode_trusted`), so every text is cut
+as an ordinary segment of its own (about 30 µs a token for a tiktoken vocabulary, against 0.5 ms
+encoding each alone).
 
 >>> from tokviz.core.catalog import load  # doctest: +SKIP
 >>> odd = find_oddities(load("r50k_base"))  # doctest: +SKIP

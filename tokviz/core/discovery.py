@@ -561,7 +561,9 @@ def _resolve_lmstudio(rest: str) -> Resolved:
             return Resolved(path, "gguf", rest)
         if path.is_dir() and (ggufs := sorted(path.glob("*.gguf"))):
             return Resolved(ggufs[0], "gguf", rest)  # a model folder: its quantizations share one vocabulary
-    raise TokenizerError(f"lmstudio:{rest} is not in LM Studio's models folder ({', '.join(map(str, lmstudio_dirs()))})")
+    raise TokenizerError(
+        f"lmstudio:{rest} is not in LM Studio's models folder ({', '.join(map(str, lmstudio_dirs()))})"
+    )
 
 
 __all__ = [

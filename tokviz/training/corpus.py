@@ -191,7 +191,8 @@ def count_corpus(
 
 
 def _report(
-    log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled: regex.Pattern[str] | None, non_utf8: NonUtf8
+    log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled: regex.Pattern[str] | None,
+    non_utf8: NonUtf8,
 ) -> CorpusReport:
     """Sum the pieces up per file; take a skipped file's other pieces back out of `counts`.
 

@@ -154,10 +154,11 @@ def learn_extension(
 def check_start_id(start_id: int | None) -> None:
     """Refuse a start id no `.tiktoken` loader accepts (tiktoken keeps ids as 32-bit numbers).
 
-    >>> check_start_id(10**11)
+    >>> check_start_id(10**11)  # doctest: +NORMALIZE_WHITESPACE
     Traceback (most recent call last):
     ...
-    tokviz.training.extend.ExtensionError: start id 100,000,000,000 is past 4,294,967,294, the largest id tiktoken accepts
+    tokviz.training.extend.ExtensionError: start id 100,000,000,000 is past 4,294,967,294,
+    the largest id tiktoken accepts
     """
     if start_id is not None and start_id > MAX_ID:
         raise ExtensionError(f"start id {start_id:,} is past {MAX_ID:,}, the largest id tiktoken accepts")

@@ -28,7 +28,13 @@ import functools
 
 #: `\p{...}` names known to match the same code points in both engines (checked over all of them)
 PROPERTIES = frozenset(
-    ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No", "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So", "Z", "Zs", "Zl", "Zp", "C", "Cc", "Cf", "Han", "Hiragana", "Katakana", "Latin", "Greek", "Cyrillic", "Hangul", "Arabic", "Hebrew", "Thai", "Devanagari", "Common", "Alphabetic", "White_Space", "Emoji"]
+    [
+        "L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
+        "P", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po", "S", "Sm", "Sc", "Sk", "So",
+        "Z", "Zs", "Zl", "Zp", "C", "Cc", "Cf",
+        "Han", "Hiragana", "Katakana", "Latin", "Greek", "Cyrillic", "Hangul", "Arabic", "Hebrew", "Thai", "Devanagari",
+        "Common", "Alphabetic", "White_Space", "Emoji",
+    ]
 )
 #: fancy-regex's `\w` (Unicode's word characters), in Oniguruma's terms
 WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"

@@ -108,7 +108,9 @@ class CountingPool:
     def pids(self) -> list[int]:
         return [w.process.pid for w in self.workers if w.process.pid is not None]
 
-    def count(self, pieces: Sequence[Piece], reporter: Reporter, sizes: dict[str, int] | None = None) -> tuple[dict[str, int], PieceLog]:
+    def count(
+        self, pieces: Sequence[Piece], reporter: Reporter, sizes: dict[str, int] | None = None
+    ) -> tuple[dict[str, int], PieceLog]:
         """Count `pieces` on the workers; return `(chunk_key -> count, log)`.
 
         Each worker reads its share of the pieces, splitting only the ends of each text and

@@ -1,8 +1,9 @@
 """Train a byte-level BPE vocabulary: the one entry point for the CLI and the GUI.
 
-`train(paths, TrainOptions(vocab_size=...))` (or `train(paths, vocab_size=...)`) walks, counts, merges and returns a `TrainingResult` in memory;
-`train_texts(texts, ...)` does the same for strings. Neither writes anything: save the result
-with `vocabfile.save` (so a cancelled run leaves nothing on disk).
+`train(paths, TrainOptions(vocab_size=...))` (or `train(paths, vocab_size=...)`) walks, counts,
+merges and returns a `TrainingResult` in memory; `train_texts(texts, ...)` does the same for
+strings. Neither writes anything: save the result with `vocabfile.save` (so a cancelled run leaves
+nothing on disk).
 
 For a GUI worker: call `train` on the worker's thread with `progress=callback` and
 `cancel=threading.Event()`. Exactly one of: a result is returned; `TrainingError` is raised (bad

@@ -102,7 +102,9 @@ class AddMenu(QMenu):
         if more:
             self.more = self.addMenu("More vocabularies")
             for entry in more:
-                action = self.more.addAction(model_names.label(entry.name, entry.title), partial(self._add_pane, entry.name))
+                action = self.more.addAction(
+                    model_names.label(entry.name, entry.title), partial(self._add_pane, entry.name)
+                )
                 action.setEnabled(self._can_load(entry))
             self._more_action = self.more.menuAction()
 

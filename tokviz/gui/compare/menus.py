@@ -133,7 +133,8 @@ def _view_menu(w: MenuHost) -> None:
 
 def _ask_context_limit(w: MenuHost) -> None:
     limit, ok = QInputDialog.getInt(
-        w.menuBar().window(), "Context limit", "Mark where a context of this many tokens ends in every pane (0: no mark):",
+        w.menuBar().window(), "Context limit",
+        "Mark where a context of this many tokens ends in every pane (0: no mark):",
         w.context_limit or 4096, 0, 10_000_000, 256,
     )
     if ok:

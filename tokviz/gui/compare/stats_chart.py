@@ -45,7 +45,9 @@ class TokenBarChart(QWidget):
             painter.drawText(QRectF(2, y, label_w, row_h), Qt.AlignmentFlag.AlignVCenter, shown)
             if not isinstance(count, int):
                 painter.setPen(NOTE_COLOR)
-                painter.drawText(QRectF(label_w, y, self.width() - label_w, row_h), Qt.AlignmentFlag.AlignVCenter, count)
+                painter.drawText(
+                    QRectF(label_w, y, self.width() - label_w, row_h), Qt.AlignmentFlag.AlignVCenter, count
+                )
                 continue
             span = self.width() - label_w - 70
             w = span * count / top if top else 0

@@ -564,7 +564,9 @@ class MainWindow(QMainWindow):
             restored["text"] = s.value("input/text", "") or ""
             kept, whole = len(restored["text"]), int(s.value("input/length", 0) or 0)
             if whole > kept:
-                self._restore_note = f"the remembered text was cut: its first {kept:,} of {whole:,} characters are shown"
+                self._restore_note = (
+                    f"the remembered text was cut: its first {kept:,} of {whole:,} characters are shown"
+                )
         return restored
 
     def _forget_restore_note(self) -> None:
