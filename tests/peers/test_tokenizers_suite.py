@@ -10,6 +10,7 @@ import tokenizers
 from tokenizers import AddedToken, decoders, normalizers, pre_tokenizers, trainers
 from tokenizers.models import BPE, Unigram
 
+from tests.peers.cli import encode_json
 from tokviz.core import catalog
 from tokviz.core.backends.hf_backend import HFTokenizer
 from tokviz.core.tokens import TokenKind
@@ -142,3 +143,17 @@ def test_offsets_of_the_library_are_tokvizs_character_spans(vocab, text):
     assert [t.id for t in tokens] == enc.ids
     for t, (start, end) in zip(tokens, enc.offsets):
         assert (t.start, t.end) == (start, end) or t.kind is TokenKind.FRAGMENT, (t, (start, end))
+
+
+def test_the_cli_cuts_a_tokenizer_json_with_stripping_tokens_as_the_library(capsys, byte_level_json, tmp_path):
+    tk = tokenizers.Tokenizer.from_str(byte_level_json)
+    tk.add_special_tokens([AddedToken("<mask>", lstrip=True), AddedToken("<|end|>", rstrip=True)])
+    path = tmp_path / "tokenizer.json"
+    tk.save(str(path))
+    text = "hello   <mask> world<|end|>\n  next<|end|>"
+    [result] = encode_json(capsys, "-t", str(path), "--special", "all", text)
+    assert [t["id"] for t in result["tokens"]] == tk.encode(text, add_special_tokens=False).ids
+    mask = next(t for t in result["tokens"] if t["piece"] == "<mask>")
+    assert (mask["start"], mask["end"], bytes.fromhex(mask["bytes"])) == (5, 14, b"<mask>")
+    end = next(t for t in result["tokens"] if t["piece"] == "<|end|>")
+    assert text[end["start"]:end["end"]] == "<|end|>\n  "  # the newline and spaces after it are its own
