@@ -90,6 +90,10 @@ def test_a_gguf_pane_beside_its_original_says_where_they_differ(qtbot, make_wind
     assert "cl100k_base" not in message.split(" · ")[-1]  # another vocabulary is not its original
     subtitle = window.panes[0].subtitle.text()
     assert "GGUF gpt2" in subtitle and "pre-tokenizer qwen2" in subtitle
+    # the note is also on the GGUF pane itself, where a full status bar cannot cut it off
+    tip = window.panes[0].subtitle.toolTip()
+    assert tip.startswith(f"{gguf.name} {expected}") and tip in message
+    assert window.panes[1].subtitle.toolTip() == window.panes[2].subtitle.toolTip() == ""
 
 
 def test_the_note_counts_the_gguf_tokens_where_the_cuts_differ(qtbot, make_window, vocab):

@@ -5,6 +5,10 @@ whose cuts agree most with the GGUF's when there are several: `ggml-vocab-qwen2`
 `ggml-vocab-llama-bpe` beside `llama3`. The comparison is the boundary diff of
 `tokviz.analysis.diff`; N is the number of the GGUF pane's tokens inside the stretches where the
 two cut differently (0 with equal cuts but other ids says so instead).
+
+The window puts the notes in its status bar, which many panes fill until the notes are cut off;
+each note is also the tooltip of its GGUF pane's subtitle (and a pane with no note has none), so
+it can always be read where the pane is.
 """
 
 from __future__ import annotations
@@ -25,9 +29,10 @@ def _comparable(pane: Any) -> bool:
 
 def original_notes(panes: Sequence[Any]) -> list[str]:
     """One note per GGUF pane that has an original among `panes` (TokenPane-like: `tokenizer`,
-    `result`, `error`)."""
+    `result`, `error`, `subtitle`), each also set as that pane's subtitle tooltip."""
     shown = [p for p in panes if _comparable(p)]
     notes = []
+    noted: dict[int, str] = {}
     for gguf in shown:
         if gguf.tokenizer.family != "gguf":
             continue
@@ -42,6 +47,9 @@ def original_notes(panes: Sequence[Any]) -> list[str]:
         diffs = [diff_cuttings([gguf.result.tokens, p.result.tokens], gguf.result.n_chars) for p in candidates]
         best = max(range(len(candidates)), key=lambda k: diffs[k].agreement[1])
         notes.append(note(gguf.tokenizer.name, candidates[best].tokenizer.name, diffs[best], gguf.result.starts))
+        noted[id(gguf)] = notes[-1]
+    for pane in panes:
+        pane.subtitle.setToolTip(noted.get(id(pane), ""))
     return notes
 
 
