@@ -37,9 +37,11 @@ def test_a_rank_that_never_fires_is_unreachable(tmp_path: Path):
 
 
 def test_batched_encoding_equals_encoding_each_text_alone(vocab):
-    for name in ("cl100k_base", "mistral-7b-v0.1", "deepseek-v3"):
+    for name in ("cl100k_base", "mistral-7b-v0.1", "deepseek-v3", "ggml-vocab-command-r", "ggml-vocab-llama-spm",
+                 "ggml-vocab-bert-bge", "ggml-vocab-deepseek-llm", "ggml-vocab-gemma-4", "tokviz-samples"):
         tokenizer = vocab(name)
-        texts = ["hello", " world", "  ", "\n\n", "한국어", "<|endoftext|>", "", "a b", "ing", "▁x"]
+        texts = ["hello", " world", "  ", "\n\n", "한국어", "<|endoftext|>", "", "a b", "ing", "▁x",
+                 "<｜begin▁of▁sentence｜>", "<|START_OF_TURN_TOKEN|>x", "Á", "x [PAD255999] y", "\ud83d\ude00", "<s>", "[CLS] a"]
         assert list(encode_each(tokenizer, texts)) == [[t.id for t in tokenizer.encode(x)] for x in texts]
 
 
@@ -66,3 +68,30 @@ def test_cancel_stops_between_batches(vocab):
     odd = find_oddities(vocab("cl100k_base"), progress=lambda done, total: calls.append(done),
                         cancelled=lambda: len(calls) >= 1)
     assert len(calls) == 1 and odd.tested > calls[0]
+
+
+def test_a_wordpiece_continuation_piece_is_reachable_when_a_word_yields_it(vocab):
+    bert = vocab("ggml-vocab-bert-bge")
+    continuing = bert.word_continuations()
+    ing = bert.encode_ids("0ing")  # `▁0` `ing`: `ing` is llama.cpp's spelling of `##ing`
+    assert len(ing) == 2 and ing[1] in continuing and bert.piece(ing[1]) == "ing"
+    assert bert.encode_ids("ing") != [ing[1]]  # alone it is a word start: never `##ing`
+    assert [bert.piece(i) for i in bert.encode_ids("tokenizing")] == ["▁token", "izing"]
+    odd = find_oddities(bert)
+    unreachable = set(odd.ids["unreachable"].tolist())
+    assert ing[1] not in unreachable
+    # every continuation piece is tested, and each one called reachable is yielded by the word of
+    # a one-character start and its text for one of the word starts tried
+    assert odd.tested == odd.examined
+    for token_id in sorted(continuing - unreachable)[::97]:
+        text = bert.token_bytes(token_id).decode()
+        assert any(token_id in bert.encode_ids(start + text) for start in "0123456789x")
+    # the unreachable ones cannot stand inside a word: punctuation and CJK characters are words of
+    # their own, marks are stripped with the accents, `[unused0]` holds brackets
+    for token_id in sorted(continuing & unreachable):
+        text = bert.token_bytes(token_id).decode()
+        assert all(token_id not in bert.encode_ids(start + text) for start in "0123456789x")
+    assert bert.piece(1) == "[unused0]" and 1 in unreachable
+    assert bert.piece(bert.encode_ids("的")[0]) == "▁的" and bert.encode_ids("x的")[1:] == bert.encode_ids("的")
+    # not a WordPiece model: no continuation pieces
+    assert vocab("cl100k_base").word_continuations() is None

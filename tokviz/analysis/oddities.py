@@ -5,7 +5,12 @@ Four categories, each a set of ids (a token may be in several):
 * `unreachable`: a token of whole UTF-8 text that ordinary encoding of its own text does not give
   (the text does not encode to exactly that one id): a BPE token whose merges never fire, a piece
   shadowed by another, a piece the normalizer rewrites (a SentencePiece piece with a space the
-  model never sees alone). Reachable inside a longer text is not checked: "alone" is the test.
+  model never sees alone). Reachable inside a longer text is not checked: "alone" is the test,
+  except for a WordPiece continuation piece (`##ing`), which by construction is never alone: it
+  is reachable when a word yields it, and the words tried are a one-character word start and
+  the piece's text (`q` + `ing` -> `q` `##ing`), for the six word starts fewest pieces begin with.
+  No such word yields a piece whose text cannot stand inside a word (it holds punctuation or
+  needs normalizing), or that a longer piece always shadows after every word start tried.
 * `fragments`: bytes that are not whole UTF-8 characters: such a token decodes to U+FFFD alone.
 * `duplicates`: ids whose bytes another id also has (every id of such a group).
 * `control_looking`: ordinary tokens spelled like control tokens (`<|endoftext|>`, `<s>`, `[PAD]`,
@@ -16,10 +21,10 @@ there by design for bytes no piece covers, shadowed by `A` where one does), are 
 Where the normalizer puts a dummy prefix before every text (SentencePiece's `▁`), a piece that
 begins with it (`▁the`) is tested by encoding its text after the prefix (`the`), and a piece
 without it (`ing`, only ever inside a word) is not tested: no text alone can give it. Everything
-goes through the `Tokenizer` interface: the texts are encoded in batches, joined by one of the
-vocabulary's own special tokens parsed only at the joins (`encode_trusted`), so every text is cut
-as an ordinary segment of its own (about 30 µs a token for a tiktoken vocabulary, against 0.5 ms
-encoding each alone).
+goes through the `Tokenizer` interface: the texts are encoded in batches (`encode_ordinary_batch`:
+the library's own batch encode where the backend has one, else the texts joined by one of the
+vocabulary's special tokens parsed only at the joins, so every text is cut as an ordinary segment
+of its own).
 
 >>> from tokviz.core.catalog import load  # doctest: +SKIP
 >>> odd = find_oddities(load("r50k_base"))  # doctest: +SKIP
@@ -109,7 +114,14 @@ def find_oddities(
         tested = list(texts.items())
     else:  # `▁the` is what `the` alone encodes to; `the` (inside a word) is never alone: not tested
         tested = [(i, t[1:]) for i, t in texts.items() if t.startswith(" ") and len(t) > 1]
-    instead = _unreachable(tokenizer, tested, progress, cancelled)
+    continuing = tokenizer.word_continuations() or frozenset()
+    starts = [(i, t) for i, t in tested if i not in continuing]
+    continuations = [(i, t) for i, t in tested if i in continuing]
+    instead = _unreachable(tokenizer, starts, progress, cancelled, total=len(tested))
+    if continuations and not (cancelled is not None and cancelled()):
+        instead.update(_unreached_continuations(
+            tokenizer, continuations, progress, cancelled, done=len(starts), total=len(tested)))
+    instead = dict(sorted(instead.items()))
     odd = Oddities(tokenizer.name, len(ids), len(tested), instead=instead)
     odd.ids = {
         "unreachable": np.array(sorted(instead), dtype=np.int64),
@@ -133,46 +145,65 @@ def _prefix_id(tokenizer: Tokenizer) -> int | None:
 def _unreachable(
     tokenizer: Tokenizer, items: Sequence[tuple[int, str]],
     progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None,
+    *, done: int = 0, total: int | None = None,
 ) -> dict[int, list[int]]:
     """The ids whose text alone does not encode to `[id]`, each with what it encodes to."""
     out: dict[int, list[int]] = {}
+    total = len(items) if total is None else total
     for at in range(0, len(items), _BATCH):
         if cancelled is not None and cancelled():
             break
         batch = items[at:at + _BATCH]
-        for (token_id, _), got in zip(batch, encode_each(tokenizer, [t for _, t in batch])):
+        for (token_id, _), got in zip(batch, tokenizer.encode_ordinary_batch([t for _, t in batch])):
             if got != [token_id]:
                 out[token_id] = got
         if progress is not None:
-            progress(min(at + _BATCH, len(items)), len(items))
+            progress(done + min(at + _BATCH, len(items)), total)
     return out
 
 
+def _unreached_continuations(
+    tokenizer: Tokenizer, items: Sequence[tuple[int, str]],
+    progress: Callable[[int, int], None] | None, cancelled: Callable[[], bool] | None,
+    *, done: int, total: int,
+) -> dict[int, list[int]]:
+    """The WordPiece continuation pieces no witness word yields, each with what its text alone
+    encodes to. A witness word is a one-character word start followed by the piece's text
+    (`q` + `ing`); a few word starts are tried, those fewest pieces begin with first (a word start
+    that a longer piece extends, `a` in `aing` -> `ai` `##ng`, hides the piece)."""
+    left = list(items)
+    for start in _witnesses(tokenizer):
+        if not left or (cancelled is not None and cancelled()):
+            break
+        words = [start + text for _, text in left]
+        cuts = [got for at in range(0, len(words), _BATCH)
+                for got in tokenizer.encode_ordinary_batch(words[at:at + _BATCH])]
+        left = [(token_id, text) for (token_id, text), got in zip(left, cuts) if token_id not in got]
+        if progress is not None:
+            progress(done + len(items) - len(left), total)
+    alone = tokenizer.encode_ordinary_batch([text for _, text in left])
+    if progress is not None:
+        progress(total, total)
+    return {token_id: got for (token_id, _), got in zip(left, alone)}
+
+
+#: how many one-character word starts a continuation piece is tried after
+_WITNESSES = 6
+
+
+def _witnesses(tokenizer: Tokenizer) -> list[str]:
+    """One-character texts that encode to one word-start piece, those fewest vocabulary pieces
+    begin with first."""
+    candidates = list("qxzjvkwyfbgh0123456789")
+    single = [c for c, got in zip(candidates, tokenizer.encode_ordinary_batch(candidates)) if len(got) == 1]
+    begins: dict[str, int] = dict.fromkeys(single, 0)
+    for entry in tokenizer.vocab():
+        head = entry.bytes.lstrip(b" ")[:1].decode("latin-1")
+        if head in begins:
+            begins[head] += 1
+    return sorted(single, key=lambda c: begins[c])[:_WITNESSES]
+
+
 def encode_each(tokenizer: Tokenizer, texts: Sequence[str]) -> Iterable[list[int]]:
-    """The ordinary ids of each text, as encoding it alone gives them, in one encode call when
-    the vocabulary has a special token to join the texts with (parsed only at the joins)."""
-    if not tokenizer.special_tokens:
-        for text in texts:
-            yield [t.id for t in tokenizer.encode(text)]
-        return
-    joiner = min(tokenizer.special_tokens, key=len)
-    parts: list[str] = []
-    bounds = np.zeros(len(texts) + 1, dtype=np.int64)  # where each text starts in the joined one
-    spans = []
-    pos = 0
-    for k, text in enumerate(texts):
-        bounds[k] = pos
-        parts.append(text)
-        pos += len(text)
-        spans.append((pos, pos + len(joiner)))
-        parts.append(joiner)
-        pos += len(joiner)
-    bounds[len(texts)] = pos
-    tokens = tokenizer.encode_trusted("".join(parts), spans)
-    per_text: list[list[int]] = [[] for _ in texts]
-    starts = np.fromiter((t.start for t in tokens), dtype=np.int64, count=len(tokens))
-    which = np.searchsorted(bounds, starts, side="right") - 1
-    for token, k in zip(tokens, which.tolist()):
-        if not (token.kind == TokenKind.SPECIAL and token.end == spans[k][1]):  # not the joiner
-            per_text[k].append(token.id)
-    yield from per_text
+    """The ordinary ids of each text, as encoding it alone gives them (the tokenizer's batch)."""
+    return tokenizer.encode_ordinary_batch(texts)

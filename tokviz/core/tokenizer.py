@@ -402,6 +402,43 @@ class Tokenizer(abc.ABC):
         return ([token(i, 0, 0) for i in added.before],
                 [token(i, n_bytes, len(text)) for i in added.after])
 
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids of each text encoded alone with no special-token parsing (`encode(text)`'s ids
+        under the default policy), for many short texts at once: the odd-token scan encodes the
+        text of every token. Backends override it with their library's batch encode; this default
+        encodes the texts joined by one of the vocabulary's special tokens, parsed only at the
+        joins (`encode_trusted`), so each text is cut as a segment of its own, in one call."""
+        if not self.special_tokens:
+            return [[t.id for t in self.encode(text)] for text in texts]
+        joiner = min(self.special_tokens, key=len)
+        parts: list[str] = []
+        bounds = [0] * (len(texts) + 1)  # where each text starts in the joined one
+        spans = []
+        pos = 0
+        for k, text in enumerate(texts):
+            text = sanitize(text)
+            bounds[k] = pos
+            parts.append(text)
+            pos += len(text)
+            spans.append((pos, pos + len(joiner)))
+            parts.append(joiner)
+            pos += len(joiner)
+        bounds[len(texts)] = pos
+        per_text: list[list[int]] = [[] for _ in texts]
+        k = 0
+        for token in self.encode_trusted("".join(parts), spans):
+            while token.start >= bounds[k + 1]:
+                k += 1
+            if not (token.kind == TokenKind.SPECIAL and token.end == spans[k][1]):  # not the joiner
+                per_text[k].append(token.id)
+        return per_text
+
+    def word_continuations(self) -> frozenset[int] | None:
+        """The ids of a WordPiece vocabulary that only ever continue a word (`##ing` in BERT's
+        `vocab.txt`; `ing` beside `▁ing` in llama.cpp's GGUF spelling): no text alone gives them.
+        None for other models."""
+        return None
+
     @property
     def scores_whole_text(self) -> bool:
         """True where the model picks the best-scoring cut of the whole text (unigram Viterbi) and

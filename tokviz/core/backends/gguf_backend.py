@@ -38,7 +38,7 @@ from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL, BYTE_LEVEL_INVERSE
 from tokviz.core.gguf import GGUFError, GGUFMetadata, read_metadata
 from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import SpecialsAdded, Tokenizer, TokenizerError
-from tokviz.core.tokens import TokenKind, kind_for_bytes
+from tokviz.core.tokens import TokenKind, kind_for_bytes, sanitize
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 _MODELS = {"gpt2": "bpe", "gemma4": "bpe", "llama": "spm", "bert": "wpm"}
@@ -81,6 +81,8 @@ class GGUFTokenizer(Tokenizer):
         self._user_defined = sorted(
             (self._texts[i] for i in np.flatnonzero(self._types == USER_DEFINED)), key=len, reverse=True
         )
+        firsts = sorted({t[0] for t in self._user_defined if t})
+        self._user_first = re.compile("[" + "".join(map(re.escape, firsts)) + "]") if firsts else None
         self._strip = self._strip_attributes(meta)
         if self.algorithm == "bpe":
             self._setup_bpe(meta)
@@ -250,9 +252,10 @@ class GGUFTokenizer(Tokenizer):
         if t in (CONTROL, USER_DEFINED, UNKNOWN, UNUSED):
             return text.encode("utf-8", "surrogateescape")
         if self.algorithm == "bpe" and self.byte_encode:
-            if all(c in BYTE_LEVEL_INVERSE for c in text):
-                return bytes(BYTE_LEVEL_INVERSE[c] for c in text)
-            return text.encode("utf-8", "surrogateescape")
+            try:
+                return bytes(map(BYTE_LEVEL_INVERSE.__getitem__, text))
+            except KeyError:  # not spelled in GPT-2's alphabet: the text itself
+                return text.encode("utf-8", "surrogateescape")
         if self.algorithm == "wpm":
             body = text[2:] if text.startswith("##") else text
             return body.replace(_SPACE, " ").encode("utf-8", "surrogateescape")
@@ -306,6 +309,8 @@ class GGUFTokenizer(Tokenizer):
         """llama.cpp's `tokenizer_st_partition` for user-defined tokens (always split out): longest
         token first, every occurrence in every remaining text fragment."""
         frags: list[tuple[str, int, int, int]] = [("text", start, end, -1)]
+        if self._user_first is None or not self._user_first.search(text, start, end):
+            return frags  # no user-defined token begins anywhere in it (most texts)
         for token in self._user_defined:
             if token not in text[start:end]:
                 continue
@@ -339,20 +344,56 @@ class GGUFTokenizer(Tokenizer):
         return frags
 
     def _encode_fragment(self, text: str, a: int, b: int) -> _Cut:
-        if self.algorithm == "bpe":
-            return self._bpe_fragment(text, a, b)
+        pieces, starts, cut = self._pieces(text, a, b)
+        ids, token_starts, token_ends = self._assemble(pieces, starts, cut)
         if self.algorithm == "spm":
-            return self._spm_fragment(text, a, b)
-        return self._wpm_fragment(text, a, b)
+            np.maximum(token_starts, a, out=token_starts)  # the `▁` prefix spans no character
+            np.maximum(token_ends, a, out=token_ends)
+        return ids, token_starts, token_ends
+
+    def _pieces(self, text: str, a: int, b: int) -> tuple[list[str], np.ndarray, _PieceCut]:
+        """`text[a:b]` as the pieces the model cuts one by one (words, SentencePiece pieces,
+        whitespace-free runs), the character each starts at, and the cut of one piece."""
+        if self.algorithm == "bpe":
+            return (*self._bpe_pieces(text, a, b), self._bpe_word)
+        if self.algorithm == "spm":
+            return (*self._spm_pieces(text, a, b), self._spm_piece)
+        return (*self._wpm_pieces(text, a, b), self._wpm_chunk)
+
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's ids, piece by piece through the per-piece cache, with no spans or arrays."""
+        out: list[list[int]] = []
+        for text in texts:
+            text = sanitize(text)
+            ids: list[int] = []
+            for kind, a, b, token in self._fragments(text, 0, len(text)):
+                if kind == "token":
+                    ids.append(token)
+                    continue
+                if a >= b:
+                    continue  # an empty text has no tokens (not even SentencePiece's prefix)
+                pieces, _, cut = self._pieces(text, a, b)
+                for piece in pieces:
+                    ids.extend(t[0] for t in self._cached(piece, cut))
+            out.append(ids)
+        return out
+
+    def word_continuations(self) -> frozenset[int] | None:
+        """WordPiece: the ordinary pieces without the `▁` llama.cpp's conversion gives word starts."""
+        if self.algorithm != "wpm":
+            return None
+        return frozenset(
+            int(i) for i in np.flatnonzero(self._types == NORMAL) if not self._texts[i].startswith(_SPACE)
+        )
 
     # -- BPE ------------------------------------------------------------------------------------------
 
-    def _bpe_fragment(self, text: str, a: int, b: int) -> _Cut:
+    def _bpe_pieces(self, text: str, a: int, b: int) -> tuple[list[str], np.ndarray]:
         segment = text[a:b]
         if self.escape_whitespaces:
             segment = segment.replace(" ", _SPACE)
         words, starts = self._pretokenizer.words(segment)
-        return self._assemble(words, starts + a, self._bpe_word)
+        return words, starts + a
 
     def _assemble(
         self, pieces: list[str], starts: np.ndarray, cut: Callable[[str], list[tuple[int, int, int]]],
@@ -384,7 +425,10 @@ class GGUFTokenizer(Tokenizer):
             data = word.encode("utf-8", "surrogatepass")
             symbols = [BYTE_LEVEL[x] for x in data]
             # encoded symbol k stands for byte k; map bytes back to characters
-            char_of = np.repeat(np.arange(len(word)), [len(c.encode("utf-8", "surrogatepass")) for c in word]).tolist()
+            if len(data) == len(word):  # ASCII: byte k is character k
+                char_of = list(range(len(word)))
+            else:
+                char_of = [k for k, c in enumerate(word) for _ in range(len(c.encode("utf-8", "surrogatepass")))]
         else:
             symbols = list(word)
             char_of = list(range(len(word)))
@@ -445,7 +489,7 @@ class GGUFTokenizer(Tokenizer):
 
     # -- SPM ------------------------------------------------------------------------------------------
 
-    def _spm_fragment(self, text: str, a: int, b: int) -> _Cut:
+    def _spm_pieces(self, text: str, a: int, b: int) -> tuple[list[str], np.ndarray]:
         """llama.cpp merges a whole fragment at once; it is cut here into pieces no vocabulary
         piece can span (before a `▁` that follows a character no piece has before a `▁`), which
         gives the same merges, and each distinct piece is merged once."""
@@ -454,11 +498,7 @@ class GGUFTokenizer(Tokenizer):
         shift = a - 1 if prefix else a  # processed index k is original character shift + k
         cuts = [0, *(m.start() for m in self._spm_cut.finditer(processed) if m.start() > 0), len(processed)]
         bounds = np.asarray(cuts, dtype=np.int64)
-        pieces = [processed[x:y] for x, y in zip(cuts, cuts[1:])]
-        ids, starts, ends = self._assemble(pieces, bounds[:-1] + shift, self._spm_piece)
-        np.maximum(starts, a, out=starts)  # the `▁` prefix spans no character
-        np.maximum(ends, a, out=ends)
-        return ids, starts, ends
+        return [processed[x:y] for x, y in zip(cuts, cuts[1:])], bounds[:-1] + shift
 
     def _spm_piece(self, piece: str) -> list[tuple[int, int, int]]:
         """llama.cpp's SPM session on one piece: (id, start, end) in the piece's characters."""
@@ -527,11 +567,11 @@ class GGUFTokenizer(Tokenizer):
 
     # -- WPM ------------------------------------------------------------------------------------------
 
-    def _wpm_fragment(self, text: str, a: int, b: int) -> _Cut:
+    def _wpm_pieces(self, text: str, a: int, b: int) -> tuple[list[str], np.ndarray]:
         """Whitespace always ends a word, so each run between whitespace is cut once and cached."""
         spans = [m.span() for m in _NOT_SPACE.finditer(text, a, b)]
         starts = np.fromiter((x for x, _ in spans), dtype=np.int64, count=len(spans))
-        return self._assemble([text[x:y] for x, y in spans], starts, self._wpm_chunk)
+        return [text[x:y] for x, y in spans], starts
 
     def _wpm_chunk(self, chunk: str) -> list[tuple[int, int, int]]:
         out: list[tuple[int, int, int]] = []
@@ -597,6 +637,8 @@ class GGUFTokenizer(Tokenizer):
 
 #: one fragment's cut: ids, character starts, character ends (on the whole text)
 _Cut = tuple[list[int], np.ndarray, np.ndarray]
+#: one piece's cut: (id, character start, character end) relative to the piece
+_PieceCut = Callable[[str], list[tuple[int, int, int]]]
 
 
 _WHITESPACE = frozenset(

@@ -44,7 +44,7 @@ from tokviz.core.backends.panics import library_calls
 from tokviz.core.backends.tiktoken_backend import BYTE_LEVEL_INVERSE
 from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, SpecialsAdded, Tokenizer, TokenizerError
-from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes
+from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes, sanitize
 
 
 def _nodes(config: Any) -> Iterator[dict[str, Any]]:
@@ -259,6 +259,18 @@ class HFTokenizer(Tokenizer):
         if self.byte_fallback and _is_byte_piece(piece):
             return TokenKind.BYTE_FALLBACK
         return kind_for_bytes(self.token_bytes(token_id))
+
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """The library's batch encode without offsets (`encode_batch_fast`): the ids `encode`
+        gives each text; where the library refuses a text, text by text with `encode`'s errors."""
+        try:
+            with library_calls(self.name):
+                found = self.tk.encode_batch_fast([sanitize(t) for t in texts], add_special_tokens=False)
+        except Exception as e:
+            if type(e) is not Exception:  # the library's own errors are bare Exceptions
+                raise
+            return super().encode_ordinary_batch(texts)
+        return [e.ids for e in found]
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.tk.decode(list(ids), skip_special_tokens=False)

@@ -292,6 +292,11 @@ class TiktokenTokenizer(Tokenizer):
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
         return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))
 
+    def encode_ordinary_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        """tiktoken's own `encode_ordinary_batch`: the ids `encode` gives each text."""
+        with library_calls(self.name):
+            return self.encoding.encode_ordinary_batch([sanitize(t) for t in texts])
+
     def decode(self, ids: Sequence[int]) -> str:
         return self.encoding.decode(list(ids), errors="replace")
 
