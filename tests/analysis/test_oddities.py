@@ -41,7 +41,8 @@ def test_batched_encoding_equals_encoding_each_text_alone(vocab):
                  "ggml-vocab-bert-bge", "ggml-vocab-deepseek-llm", "ggml-vocab-gemma-4", "tokviz-samples"):
         tokenizer = vocab(name)
         texts = ["hello", " world", "  ", "\n\n", "한국어", "<|endoftext|>", "", "a b", "ing", "▁x",
-                 "<｜begin▁of▁sentence｜>", "<|START_OF_TURN_TOKEN|>x", "Á", "x [PAD255999] y", "\ud83d\ude00", "<s>", "[CLS] a"]
+                 "<｜begin▁of▁sentence｜>", "<|START_OF_TURN_TOKEN|>x", "Á", "x [PAD255999] y", "\ud83d\ude00",
+                 "<s>", "[CLS] a"]
         assert list(encode_each(tokenizer, texts)) == [[t.id for t in tokenizer.encode(x)] for x in texts]
 
 
