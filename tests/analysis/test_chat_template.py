@@ -200,6 +200,53 @@ def test_huge_output_is_stopped_before_it_is_built(source):
         ChatTemplate(source).render([], limits=Limits(chars=5_000))
 
 
+@pytest.mark.parametrize("source", [
+    "{{ '{:>1000000000}'.format('x') }}",  # each took 1-4 GB before the value was looked at
+    "{{ '{:>{w}}'.format('x', w=1000000000) }}",
+    "{{ '{0:{1}}'.format('x', 1000000000) }}",
+    "{{ '{:.1000000000f}'.format(1.5) }}",
+    "{{ '{a:>999999999}'.format_map({'a': 'x'}) }}",
+    "{{ '%1000000000s' % 'x' }}",
+    "{{ '%*s' % (1000000000, 'x') }}",
+    "{{ '%1000000000s'|format('x') }}",
+    "{{ 'x'|center(1000000000) }}",
+    "{{ 'a\nb'|indent(1000000000) }}",  # ran for over 90 s
+    "{{ ('\t' * 4000).expandtabs(1000000) }}",
+    "{{ ('x' * 4000).replace('x', 'y' * 100) }}",
+    "{{ ('x' * 4000)|replace('x', 'y' * 100) }}",
+    "{{ ('x' * 4000).translate({120: 'y' * 100}) }}",
+    "{{ ('x' * 4000)|wordwrap(1, wrapstring='y' * 100) }}",
+    "{{ [1]|batch(1000000000, 'x')|list }}",
+    "{{ [1]|slice(1000000000)|list }}",
+    "{{ lipsum(n=1000000) }}",
+])
+def test_one_call_that_would_build_a_huge_value_is_stopped_before_it_runs(source):
+    with pytest.raises(ChatTemplateError, match=r"stopped: (the template asks for a value of more than|a string "
+                                                 r"wider than) 5,000") as info:
+        ChatTemplate(source).render([], limits=Limits(chars=5_000))
+    assert "built" not in str(info.value)  # stopped before, not after the value was made
+
+
+def test_slow_filters_and_huge_json_indents_are_stopped():
+    with pytest.raises(ChatTemplateError, match=r"wordwrap would cut a word of 1,000,000 characters into lines of 1"):
+        ChatTemplate("{{ ('x' * 1000000)|wordwrap(1) }}").render([])  # textwrap: 730 MB and over 90 s
+    with pytest.raises(ChatTemplateError, match=r"tojson with an indent of 1,000,000,000 \(more than 1,000\)"):
+        ChatTemplate("{{ messages|tojson(indent=1000000000) }}").render([{"role": "user", "content": "x"}])
+
+
+@pytest.mark.parametrize("source, text", [
+    ("{{ '{:>5}|{:.2f}'.format('ab', 1.5) }}", "   ab|1.50"),
+    ("{{ '%-4s|%03d' % ('ab', 7) }}", "ab  |007"),
+    ("{{ '%s!'|format('hi') }}", "hi!"),
+    ("{{ 'ab'|center(6) }}|{{ 'a\nb'|indent(2) }}|{{ 'a b c'|wordwrap(3) }}", "  ab  |a\n  b|a b\nc"),
+    ("{{ 'a\tb'.expandtabs(4) }}{{ 'aXa'.replace('a', 'bb') }}{{ 'ab'|replace('b', 'c') }}", "a   bbbXbbac"),
+    ("{{ messages|tojson(indent=2) }}", '[\n  {\n    "role": "user"\n  }\n]'),
+    ("{{ [1, 2, 3]|batch(2, 0)|list }}", "[[1, 2], [3, 0]]"),
+])
+def test_the_guarded_operations_still_give_what_they_give(source, text):
+    assert ChatTemplate(source).render([{"role": "user"}]).text == text
+
+
 def test_huge_numbers_and_recursion_are_stopped():
     with pytest.raises(ChatTemplateError, match="number too large"):
         ChatTemplate("{{ 9 ** 99999 }}").render([])

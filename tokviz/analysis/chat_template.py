@@ -37,6 +37,8 @@ import jinja2.nodes
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError, safe_range
 
+from tokviz.analysis.template_guards import format_bound, guard_filters, method_bound, percent_bound
+
 #: the origin of a character the template itself wrote
 TEMPLATE = -1
 
@@ -307,7 +309,7 @@ class _Stop(Exception):
 
 class _Environment(ImmutableSandboxedEnvironment):
     code_generator_class = _Generator
-    intercepted_binops = frozenset({"+", "*", "**"})
+    intercepted_binops = frozenset({"+", "*", "**", "%"})
 
     def __init__(self) -> None:
         super().__init__(
@@ -317,6 +319,9 @@ class _Environment(ImmutableSandboxedEnvironment):
         self.steps = 0
         self.deadline = math.inf
         self.globals["range"] = self._range
+        self.globals["lipsum"] = self._lipsum
+        # a size known before the call: one call must not build gigabytes before it is stopped
+        guard_filters(self.filters, self.check_bound, self.stop)
 
     def start(self, limits: Limits) -> None:
         self.limits = limits
@@ -340,6 +345,33 @@ class _Environment(ImmutableSandboxedEnvironment):
         rng = safe_range(*args)  # the sandbox's own range, capped at 100,000 items
         self.charge(len(rng) + 1)
         return rng
+
+    def _lipsum(self, n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
+        self.check_bound(n * max * 16 if isinstance(n, int) and isinstance(max, int) else 0)
+        return str(jinja2.utils.generate_lorem_ipsum(n=n, html=html, min=min, max=max))
+
+    def stop(self, message: str) -> None:
+        raise _Stop(message)
+
+    def check_bound(self, length: int) -> None:
+        """Stop before an operation that would make a value of `length` characters or items."""
+        if length > self.limits.chars:
+            raise _Stop(f"stopped: the template asks for a value of more than {self.limits.chars:,} "
+                        f"characters or items")
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is None:
+            return None
+        fmt, is_map = value.__self__, value.__name__ == "format_map"
+
+        def guarded(*args: Any, **kwargs: Any) -> str:
+            given = [*args, *kwargs.values()]
+            if is_map and args and isinstance(args[0], Mapping):
+                given.extend(args[0].values())
+            self.check_bound(format_bound(fmt, given))
+            return wrapped(*args, **kwargs)
+        return guarded
 
     def check_size(self, value: Any) -> Any:
         if isinstance(value, (str, list, tuple)):
@@ -365,6 +397,8 @@ class _Environment(ImmutableSandboxedEnvironment):
             for seq, n in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(n, int):
                     self.check_length(len(seq) * max(n, 0))
+        if operator == "%" and isinstance(left, str):
+            self.check_bound(percent_bound(left, right))
         if (operator == "**" and isinstance(left, (int, float)) and isinstance(right, (int, float))
                 and abs(left) > 1 and right * math.log2(abs(left)) > 4096):
             raise _Stop("stopped: the template computes a number too large to print")
@@ -376,6 +410,7 @@ class _Environment(ImmutableSandboxedEnvironment):
             widths = [a for a in (*args, *kwargs.values()) if isinstance(a, int)]
             if any(w > __self.limits.chars for w in widths):
                 raise _Stop(f"stopped: a string wider than {__self.limits.chars:,} characters")
+        __self.check_bound(method_bound(__obj, args, kwargs))
         return __self.check_size(super().call(__context, __obj, *args, **kwargs))
 
 
@@ -383,8 +418,15 @@ def _raise_exception(message: str) -> None:
     raise jinja2.exceptions.TemplateError(message)
 
 
+#: the widest indent tojson takes (each nested line repeats it: a huge one is gigabytes)
+MAX_JSON_INDENT = 1000
+
+
 def _tojson(x: Any, ensure_ascii: bool = False, indent: Any = None, separators: Any = None,
             sort_keys: bool = False) -> str:
+    width = indent if isinstance(indent, int) else len(indent) if isinstance(indent, str) else 0
+    if width > MAX_JSON_INDENT:
+        raise _Stop(f"stopped: tojson with an indent of {width:,} (more than {MAX_JSON_INDENT:,})")
     # transformers' own override: jinja's built-in tojson escapes HTML characters
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
