@@ -29,6 +29,7 @@ class MenuHost(Protocol):
     sync_scroll: bool
     find_bar: Any  # find_bar.FindBar
     context_limit: int | None
+    legend_action: QAction
 
     @property
     def panes(self) -> Sequence[Any]: ...
@@ -129,6 +130,7 @@ def _view_menu(w: MenuHost) -> None:
     sync.setCheckable(True)
     sync.setChecked(w.sync_scroll)
     sync.toggled.connect(lambda on: setattr(w, "sync_scroll", on))
+    menu.addAction(w.legend_action)
 
 
 def _ask_context_limit(w: MenuHost) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QColor, QShowEvent, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QShowEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -40,6 +40,7 @@ from tokviz.gui.compare.original_note import original_notes
 from tokviz.gui.compare.pane import TokenPane
 from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
+from tokviz.gui.compare.status_line import StatusLine
 from tokviz.gui.compare.stream_dialog import StreamDialog
 from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.screen import fit_to_screen
@@ -137,8 +138,12 @@ class MainWindow(QMainWindow):
         self._build_mode_switch(box)
         self.find_bar = FindBar(self)
         box.addWidget(self.find_bar)
-        self.legend = TokenLegend()
-        self.statusBar().addPermanentWidget(self.legend)
+        # the status message on up to two lines, the whole of it in the tooltip (status_line.py);
+        # the legend sits beside the Text | Chat tabs, not in the status bar, where it took half
+        # of a 1024-pixel-wide bar
+        self.status_line = StatusLine()
+        self.statusBar().addPermanentWidget(self.status_line, 1)
+        self.statusBar().messageChanged.connect(self.status_line.set_message)
         self.setCentralWidget(central)
         self.resize(1400, 860)
 
@@ -164,10 +169,20 @@ class MainWindow(QMainWindow):
                                   "through each model's chat template")
         self.mode_tabs.setTabEnabled(1, self._chat_factory is not None)
         self.mode_tabs.currentChanged.connect(self._on_mode_tab)
+        self.mode_tabs.setExpanding(False)
+        self.legend = TokenLegend()
+        self.legend_action = QAction("&Legend", self, checkable=True, checked=True)
+        self.legend_action.setStatusTip("show how the panes draw each kind of token, beside the Text | Chat tabs")
+        self.legend_action.toggled.connect(self.legend.setVisible)
         self.chat_panel: Any = None  # a ChatPanel, built the first time Chat mode is shown
         self.modes = QStackedWidget()
         self.modes.addWidget(self.splitter)
-        box.addWidget(self.mode_tabs)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 6, 0)
+        row.addWidget(self.mode_tabs)
+        row.addStretch(1)
+        row.addWidget(self.legend, 0, Qt.AlignmentFlag.AlignVCenter)
+        box.addLayout(row)
         box.addWidget(self.modes, 1)
 
     @property
@@ -547,6 +562,7 @@ class MainWindow(QMainWindow):
             visible_whitespace=_as_bool(s.value("view/visible_whitespace", True)),
             color_by_id=_as_bool(s.value("view/color_by_id", False)),
         )
+        self.legend_action.setChecked(_as_bool(s.value("view/legend", True)))
         panes = s.value("panes/specs", [])
         panes = [panes] if isinstance(panes, str) else list(panes or [])
         policies = s.value("panes/policies", [])
@@ -601,6 +617,7 @@ class MainWindow(QMainWindow):
         s.setValue("view/mode", self.options.mode)
         s.setValue("view/visible_whitespace", self.options.visible_whitespace)
         s.setValue("view/color_by_id", self.options.color_by_id)
+        s.setValue("view/legend", self.legend_action.isChecked())
         self._save_text()
         s.sync()
 
