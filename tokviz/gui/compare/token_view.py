@@ -14,7 +14,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QKeyEvent,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.analysis.notation import token_tooltip
@@ -22,6 +33,7 @@ from tokviz.analysis.palette import id_slots, position_slots
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell
+from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_worker import PaneResult
 from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
@@ -35,6 +47,7 @@ ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
+SELECTION_FILL = QColor(37, 99, 235, 70)  # a selected range of tokens (drag, Shift+arrows, Ctrl+A)
 LIMIT_PEN = QPen(QColor("#dc2626"), 3.0)
 BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
 PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
@@ -77,6 +90,8 @@ class TokenView(QAbstractScrollArea):
         self.boundary_marks: np.ndarray | None = None
         self.token_styles: Sequence[TokenStyle | None] | None = None  # one per token, or None
         self._hover: int | None = None
+        self._dragging = False  # a left-button press on a token, moving: selects a range
+        self._active_end: int | None = None  # the end of the selection Shift+keys and drags move
         self._syncing = False
         self._line_h = 0.0
         self._top_h = 0.0
@@ -311,6 +326,7 @@ class TokenView(QAbstractScrollArea):
 
     def select(self, index: int | None) -> None:
         self.selected = index
+        self._active_end = index
         self.selection = range(0) if index is None else range(index, index + 1)
         self.viewport().update()
 
@@ -320,8 +336,15 @@ class TokenView(QAbstractScrollArea):
             self.select(index)
             return
         a = self.selected
+        self._active_end = index
         self.selection = range(min(a, index), max(a, index) + 1)
         self.viewport().update()
+
+    def select_all(self) -> None:
+        """Select every token (Ctrl+A): Ctrl+C then copies them all, ids in the ids view."""
+        if self.tokens:
+            self.selected = 0
+            self.extend_selection(len(self.tokens) - 1)
 
     def scroll_to_char(self, char: int) -> None:
         """Scroll so the token holding `char` is on the top line (without echoing `scrolled`)."""
@@ -356,6 +379,8 @@ class TokenView(QAbstractScrollArea):
 
     # -- mouse -----------------------------------------------------------------------------
     def mouseMoveEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        if self._dragging and event.buttons() & Qt.MouseButton.LeftButton:
+            self._drag_to(event.position())
         index = self.token_at(event.position())
         if index != self._hover:
             self._hover = index
@@ -379,6 +404,50 @@ class TokenView(QAbstractScrollArea):
             self.extend_selection(index)
         else:
             self.clicked.emit(index)
+        self._dragging = True
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # noqa: N802
+        self._dragging = False
+        super().mouseReleaseEvent(event)
+
+    def _drag_to(self, pos: QPointF) -> None:
+        """A drag with the left button selects from the pressed token to the one under the
+        pointer, as a drag selects text (above or below the viewport it scrolls a line)."""
+        if self.token_layout is None or self.selected is None:
+            return
+        bar, height = self.verticalScrollBar(), self.viewport().height()
+        if pos.y() < 0 or pos.y() > height:
+            bar.setValue(bar.value() + (bar.singleStep() if pos.y() > height else -bar.singleStep()))
+            pos = QPointF(pos.x(), min(max(pos.y(), MARGIN), height - MARGIN))
+        index = self.token_at(pos)
+        if index is None:  # in a gap or past a line's end: the nearest token of that line
+            y = pos.y() + bar.value() - MARGIN
+            line = min(max(int(y // self._line_h), 0), self.token_layout.line_count - 1) if self._line_h else 0
+            tokens = self.token_layout.line_range(line) if self.token_layout.line_count else range(0)
+            if not tokens:
+                return
+            first_x = MARGIN + self.token_layout.x_of(tokens.start, line)
+            index = tokens.start if pos.x() < first_x else tokens.stop - 1
+        if index != self._active_end:
+            self.extend_selection(index)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802
+        """Shift with an arrow, Home or End extends the selection (the pane moves it without
+        Shift); Ctrl+A selects every token."""
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            self.select_all()
+            return
+        mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
+        if mods == Qt.KeyboardModifier.ShiftModifier and self.result is not None:
+            target = moved_to(event.key(), self._active_end, len(self.result.tokens), self.token_layout)
+            if target is not None:
+                if self.selected is None:
+                    self.select(target)
+                else:
+                    self.extend_selection(target)
+                self.ensure_visible(target)
+                return
+        super().keyPressEvent(event)
 
     # -- painting --------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
@@ -407,8 +476,10 @@ class TokenView(QAbstractScrollArea):
             for index in marked:
                 self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
             chosen = range(max(rng.start, self.selection.start), min(rng.stop, self.selection.stop))
+            # a range reads as selected text
+            fill = SELECTION_FILL if len(self.selection) > 1 else Qt.BrushStyle.NoBrush
             for index in chosen:
-                self._paint_mark(painter, index, SELECT_PEN, Qt.BrushStyle.NoBrush)
+                self._paint_mark(painter, index, SELECT_PEN, fill)
             if self.limit is not None and self.limit < rng.stop:
                 self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
             if self.boundary_marks is not None:
