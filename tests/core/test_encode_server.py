@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from tokviz.core.columns import TokenColumns
-from tokviz.core.encode_server import encode, serve
+from tokviz.core.encode_server import encode, receive_reply, serve
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import TokenKind
 
@@ -37,10 +37,10 @@ def test_the_child_loads_encodes_for_several_keys_and_stops(vocab) -> None:
     try:
         conn.send(("load", 1, "cl100k_base"))
         conn.send(("load", 2, "qwen"))
-        assert [conn.recv()[:2] for _ in range(2)] == [("loaded", 1), ("loaded", 2)]
+        assert [receive_reply(conn)[:2] for _ in range(2)] == [("loaded", 1), ("loaded", 2)]
         conn.send(("encode", 1, 7, "hello world", SpecialPolicy.parse("none"), False))
         conn.send(("encode", 2, 3, "hello world", SpecialPolicy.parse("none"), False))
-        replies = {r[1]: r for r in (conn.recv(), conn.recv())}
+        replies = {r[1]: r for r in (receive_reply(conn), receive_reply(conn))}
         assert replies[1][:3] == ("done", 1, 7)
         assert replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
         assert replies[2][:3] == ("done", 2, 3)
@@ -58,17 +58,17 @@ def test_an_encode_with_a_newer_one_waiting_is_superseded(vocab) -> None:
     conn, child = start_server()
     try:
         conn.send(("load", 1, "cl100k_base"))
-        assert conn.recv()[0] == "loaded"
+        assert receive_reply(conn)[0] == "loaded"
         text = "a long text " * 20000
         conn.send(("encode", 1, 1, text, SpecialPolicy(), False))
         conn.send(("encode", 1, 2, text, SpecialPolicy(), False))  # waits while the first encodes
         conn.send(("encode", 1, 3, "newest", SpecialPolicy(), False))
-        first, second, third = conn.recv(), conn.recv(), conn.recv()
+        first, second, third = receive_reply(conn), receive_reply(conn), receive_reply(conn)
         assert first[:3] == ("superseded", 1, 1) and second[:3] == ("superseded", 1, 2)
         assert third[:3] == ("done", 1, 3) and third[3].ids.tolist() == vocab("cl100k_base").encode_ids("newest")
         conn.send(("cancel", 1))  # for an answered encode: no reply, and the next one is done
         conn.send(("encode", 1, 4, "next", SpecialPolicy(), False))
-        assert conn.recv()[:3] == ("done", 1, 4)
+        assert receive_reply(conn)[:3] == ("done", 1, 4)
     finally:
         conn.close()
         child.join(30)
@@ -78,10 +78,10 @@ def test_an_unknown_spec_is_a_load_failure_not_a_hang() -> None:
     conn, child = start_server()
     try:
         conn.send(("load", 5, "no-such-tokenizer"))
-        kind, key, message = conn.recv()
+        kind, key, message = receive_reply(conn)
         assert (kind, key) == ("load_failed", 5) and "no-such-tokenizer" in message
         conn.send(("encode", 5, 1, "text", SpecialPolicy(), False))  # that pane's requests fail
-        assert conn.recv()[:3] == ("failed", 5, 1)
+        assert receive_reply(conn)[:3] == ("failed", 5, 1)
     finally:
         conn.close()
         child.join(30)

@@ -26,7 +26,7 @@ import numpy as np
 
 from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns
-from tokviz.core.encode_server import TokenizerInfo, serve
+from tokviz.core.encode_server import TokenizerInfo, receive_reply, serve
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
@@ -196,7 +196,7 @@ def pane_inbox() -> Inbox:
 
 #: the tokenizer process of every pane in this process (started by the first pane's first
 #: request, stopped when the last pane ends)
-TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers")
+TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers", recv=receive_reply)
 
 
 class _Channel:

@@ -40,13 +40,15 @@ class ChildProcess:
     """A spawned child process and the parent's end of a pipe to it."""
 
     def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str,
-                 daemon: bool = True, goodbye: object = _NOTHING, grace_s: float = 0.2) -> None:
+                 daemon: bool = True, goodbye: object = _NOTHING, grace_s: float = 0.2,
+                 recv: Callable[[Any], Any] | None = None) -> None:
         self._target, self._args = target, args
         self.what = what  # "tokenizer": "the tokenizer process ended unexpectedly"
         self._name, self._daemon = name, daemon
         self._goodbye, self._grace_s = goodbye, grace_s
         self.process: Any = None
         self.conn: Any = None
+        self._recv = recv or (lambda conn: conn.recv())  # how the child's messages are read
 
     def __enter__(self) -> ChildProcess:
         return self.start()
@@ -93,7 +95,7 @@ class ChildProcess:
         `ChildDied` when the child is gone."""
         if self.conn.poll(timeout):
             try:
-                return self.conn.recv()
+                return self._recv(self.conn)
             except (EOFError, OSError):
                 self.process.join(1)
                 raise self._died() from None
@@ -133,8 +135,9 @@ class SharedChild:
     current one.
     """
 
-    def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str) -> None:
-        self._make = lambda: ChildProcess(target, *args, what=what, name=name, goodbye=None)
+    def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str,
+                 recv: Callable[[Any], Any] | None = None) -> None:
+        self._make = lambda: ChildProcess(target, *args, what=what, name=name, goodbye=None, recv=recv)
         self._cond = threading.Condition()
         self._send_lock = threading.Lock()
         self._child: ChildProcess | None = None
