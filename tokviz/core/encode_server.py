@@ -92,7 +92,8 @@ def compact(cols: EncodedColumns) -> EncodedColumns:
     fits = cols.n_bytes < limit and (not len(cols.ids) or int(cols.ids.max()) < limit)
     if not fits:
         return cols
-    small = {name: getattr(cols, name).astype(np.int32) for name in ("ids", "byte_starts", "byte_ends", "starts", "ends")}
+    names = ("ids", "byte_starts", "byte_ends", "starts", "ends")
+    small = {name: getattr(cols, name).astype(np.int32) for name in names}
     return replace(cols, **small)
 
 

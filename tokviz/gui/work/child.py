@@ -192,10 +192,12 @@ class SharedChild:
                 with self._cond:
                     self._child = child
                     self.generation += 1
+            child = self._child
+            assert child is not None
             try:
-                self._child.send(message)  # type: ignore[union-attr]
+                child.send(message)
             except (OSError, ValueError) as e:
-                raise ChildDied(f"the {self._child.what} process ended unexpectedly ({e})") from None  # type: ignore[union-attr]
+                raise ChildDied(f"the {child.what} process ended unexpectedly ({e})") from None
             return self.generation
 
     def receive(self, job: Job, key: int, generation: int, waiting: Callable[[], None] | None = None) -> Any:
