@@ -35,7 +35,8 @@ def test_every_store_is_found_with_names_formats_sizes_and_specs(machine):
     assert found["hf:Qwen/Qwen-7B"].format == "tiktoken"
     assert found["hf:Qwen/Qwen-7B"].vocab_size == 151643  # its last rank + 1
     assert found["hf:mistralai/Mistral-7B-v0.1"].format == "sentencepiece"
-    assert found["hf:mistralai/Mistral-7B-v0.1"].vocab_size is None  # no config.json to say it
+    # no config.json to say it: the model file's own count of pieces (sentencepiece's get_piece_size)
+    assert found["hf:mistralai/Mistral-7B-v0.1"].vocab_size == 32000
     llama3 = found["hf:meta-llama/Meta-Llama-3-8B"]  # a rank file by content, whatever its name
     assert (llama3.format, llama3.vocab_size) == ("tiktoken", 128000)
     qwen2 = found["ollama:qwen2:7b"]
@@ -171,3 +172,40 @@ def test_the_chat_code_finds_a_local_models_template(machine):
     assert template.source == DEEPSEEK_CONFIG["chat_template"]
     assert template.special_strings["bos_token"] == "<｜begin▁of▁sentence｜>"
     assert "<|im_start|>" in templates_for("ollama:qwen2:7b")["default"].source  # the GGUF's own
+
+
+def test_a_gguf_repository_lists_each_file_under_an_hf_spec_that_loads(machine):
+    hub = machine / "hf" / "hub"
+    qwen2 = by_spec(discovery.scan())["ollama:qwen2:7b"].path.read_bytes()  # ggml-vocab-qwen2.gguf
+    hf_repo(hub, "Qwen/Qwen2-7B-Instruct-GGUF", {"qwen2-7b-instruct-q8_0.gguf": qwen2,
+                                                 "qwen2-7b-instruct-q4_k_m.gguf": qwen2})
+    found = by_spec(discovery.scan())
+    specs = sorted(s for s in found if s.startswith("hf:Qwen/Qwen2-7B-Instruct-GGUF"))
+    assert specs == ["hf:Qwen/Qwen2-7B-Instruct-GGUF/qwen2-7b-instruct-q4_k_m.gguf",
+                     "hf:Qwen/Qwen2-7B-Instruct-GGUF/qwen2-7b-instruct-q8_0.gguf"]
+    first = found[specs[0]]
+    assert (first.name, first.source, first.format, first.vocab_size) == (
+        "Qwen/Qwen2-7B-Instruct-GGUF/qwen2-7b-instruct-q4_k_m.gguf", "hf", "gguf", 151936)
+    for spec in specs:
+        tokenizer = catalog.load(spec)
+        assert tokenizer.vocab_size == 151936 and tokenizer.encode_ids("hello world") == [14990, 1879]
+    # the repository alone: its first file (the quantizations share one vocabulary)
+    alone = catalog.load("hf:Qwen/Qwen2-7B-Instruct-GGUF")
+    assert alone.name == "Qwen/Qwen2-7B-Instruct-GGUF/qwen2-7b-instruct-q4_k_m.gguf"
+    with pytest.raises(TokenizerError, match="holds no nope.gguf"):
+        catalog.load("hf:Qwen/Qwen2-7B-Instruct-GGUF/nope.gguf")
+    with pytest.raises(TokenizerError, match="expected hf:ORG/NAME or hf:ORG/NAME/FILE.gguf"):
+        catalog.load("hf:Qwen/Qwen2-7B-Instruct-GGUF/config.json")
+
+
+def test_a_sentencepiece_size_is_counted_from_the_model_file(tmp_path, vocab_path):
+    import sentencepiece
+
+    for name in ("mistral-7b-v0.1", "mistral-instruct-v3", "botchan-unigram-1k", "kyoto-ja-unigram-8k"):
+        path = vocab_path(name)
+        model = sentencepiece.SentencePieceProcessor(model_file=str(path))
+        assert discovery.sentencepiece_size(path, []) == model.get_piece_size(), name
+    notes: list[str] = []
+    junk = tmp_path / "tokenizer.model"
+    junk.write_bytes(b"\x0a\xff\xff\x03abc")  # a piece whose length runs past the end
+    assert discovery.sentencepiece_size(junk, notes) is None and "not a SentencePiece model" in notes[0]

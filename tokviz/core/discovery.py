@@ -4,7 +4,8 @@ llama.cpp's cache and folders the user added, found by their known layouts.
 * Hugging Face (`$HF_HUB_CACHE`, else `$HF_HOME/hub`, else `~/.cache/huggingface/hub`):
   `models--ORG--NAME/snapshots/REV/` holding `tokenizer.json`, `tokenizer.model` or a
   `*.tiktoken` (files are symlinks into `blobs/`); `refs/main` names the revision, else the
-  newest snapshot is taken. Spec `hf:ORG/NAME` (`hf:ORG/NAME@REV` for another revision).
+  newest snapshot is taken. Spec `hf:ORG/NAME` (`hf:ORG/NAME@REV` for another revision); a
+  `-GGUF` repository, which has only `.gguf` files, lists each as `hf:ORG/NAME/FILE.gguf`.
 * Ollama (`$OLLAMA_MODELS`, else `~/.ollama/models`): `manifests/HOST/NAMESPACE/MODEL/TAG`, a JSON
   whose `application/vnd.ollama.image.model` layer digest `sha256:HEX` names `blobs/sha256-HEX`,
   a GGUF. Spec `ollama:MODEL:TAG` (`ollama:USER/MODEL:TAG` outside the library namespace).
@@ -16,7 +17,8 @@ llama.cpp's cache and folders the user added, found by their known layouts.
 
 Vocabulary sizes come from metadata only: a GGUF's header up to its token list
 (`tokviz.core.gguf.read_summary`), a snapshot's `config.json` `vocab_size` (the model's, which
-may round the tokenizer's up), a rank file's last rank. Scanning never opens weights, follows a
+may round the tokenizer's up), else a SentencePiece model's count of pieces, a rank file's last
+rank. Scanning never opens weights, follows a
 folder symlink only to a folder inside the tree being scanned and never twice (a loop is a
 note), and skips what it cannot read with a note; it never raises for what it finds on disk.
 
@@ -294,12 +296,15 @@ def _scan_hf(root: Path, notes: list[str], check: Callable[[], None]) -> Iterato
         found = hf_tokenizer_file(snapshot)
         if found is None:
             for gguf in sorted(snapshot.glob("*.gguf")):  # a -GGUF repository: its files
-                if (item := _gguf_found(gguf, notes, source="hf", spec=str(gguf), name=f"{repo}/{gguf.name}")):
+                name = f"{repo}/{gguf.name}"
+                if (item := _gguf_found(gguf, notes, source="hf", spec=f"hf:{name}", name=name)):
                     yield item
             continue
         file, fmt = found
         # a rank file's own size (without its special tokens); else the model's config.json
         size = _rank_file_size(file, notes) if fmt == "tiktoken" else _config_vocab_size(snapshot, notes)
+        if size is None and fmt == "sentencepiece":
+            size = sentencepiece_size(file, notes)
         yield Found(repo, "hf", fmt, size, file, f"hf:{repo}", f"revision {snapshot.name[:12]}")
 
 
@@ -316,6 +321,35 @@ def _config_vocab_size(snapshot: Path, notes: list[str]) -> int | None:
         return None
     size = data.get("vocab_size", (data.get("text_config") or {}).get("vocab_size"))
     return size if isinstance(size, int) else None
+
+
+def sentencepiece_size(path: Path, notes: list[str]) -> int | None:
+    """The number of pieces of a SentencePiece `tokenizer.model`, counted in its protobuf without
+    parsing a piece: the pieces are the repeated field 1 of `ModelProto`, written first, so the
+    count is the number of field-1 records before the first other field. None, with a note, for a
+    file that is not such a protobuf."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        notes.append(f"{path}: unreadable ({e.strerror or e})")
+        return None
+    count, pos, n = 0, 0, len(data)
+    while pos < n and data[pos] == 0x0A:  # field 1, length-delimited: a piece
+        length, shift = 0, 0
+        pos += 1
+        while pos < n:  # the record's length, a varint (one byte for a piece under 128 bytes)
+            byte = data[pos]
+            pos += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        pos += length
+        count += 1
+    if pos > n or count == 0:
+        notes.append(f"{path}: not a SentencePiece model (no pieces where they should be)")
+        return None
+    return count
 
 
 def _rank_file_size(path: Path, notes: list[str]) -> int | None:
@@ -410,6 +444,8 @@ def _scan_files(source: Source) -> Callable[[Path, list[str], Callable[[], None]
                 size = _rank_file_size(path, notes)
             else:
                 size = _config_vocab_size(path.parent, notes)
+                if size is None and fmt == "sentencepiece":
+                    size = sentencepiece_size(path, notes)
             name = path.parent.name if fmt != "tiktoken" else path.stem
             yield Found(name, source, fmt, size, path, str(path if fmt != "tokenizer.json" else path.parent),
                         str(path.parent))
@@ -512,10 +548,17 @@ _EXAMPLES = {"hf": "hf:Qwen/Qwen2.5-7B-Instruct", "ollama": "ollama:llama3.2:3b"
 
 
 def _resolve_hf(rest: str) -> Resolved:
+    """`hf:ORG/NAME[@REV]`, or `hf:ORG/NAME/FILE.gguf[@REV]` for one file of a -GGUF repository
+    (which has no tokenizer file; `hf:ORG/NAME` alone then takes its first GGUF by name: the
+    quantizations of one model share one vocabulary)."""
     repo, _, revision = rest.partition("@")
     org, _, model = repo.partition("/")
-    if not org or not model or "/" in model or ".." in repo:
-        raise TokenizerError(f"hf:{rest}: expected hf:ORG/NAME (for example {_EXAMPLES['hf']})")
+    model, _, file = model.partition("/")
+    if not org or not model or "/" in file or ".." in repo or (file and not file.endswith(".gguf")):
+        raise TokenizerError(
+            f"hf:{rest}: expected hf:ORG/NAME or hf:ORG/NAME/FILE.gguf (for example {_EXAMPLES['hf']})"
+        )
+    repo = f"{org}/{model}"
     hub = hf_hub_dir()
     repo_dir = hub / f"models--{org}--{model}"
     if not repo_dir.is_dir():
@@ -527,9 +570,18 @@ def _resolve_hf(rest: str) -> Resolved:
     if snapshot is None:
         what = f"revision {revision!r}" if revision else "a snapshot"
         raise TokenizerError(f"hf:{rest}: {repo_dir} has no {what}")
+    if file:
+        if not (snapshot / file).is_file():
+            raise TokenizerError(f"hf:{rest}: {snapshot} holds no {file}")
+        return Resolved(snapshot / file, "gguf", f"{repo}/{file}")
     found = hf_tokenizer_file(snapshot)
     if found is None:
-        raise TokenizerError(f"hf:{rest}: {snapshot} holds no tokenizer.json, tokenizer.model or .tiktoken file")
+        ggufs = sorted(snapshot.glob("*.gguf"))
+        if ggufs:
+            return Resolved(ggufs[0], "gguf", f"{repo}/{ggufs[0].name}")
+        raise TokenizerError(
+            f"hf:{rest}: {snapshot} holds no tokenizer.json, tokenizer.model, .tiktoken or .gguf file"
+        )
     return Resolved(found[0], found[1], repo, snapshot)
 
 
@@ -568,5 +620,5 @@ def _resolve_lmstudio(rest: str) -> Resolved:
 
 __all__ = [
     "Found", "Resolved", "Scan", "add_folder", "hf_hub_dir", "is_local_spec", "llama_cpp_dir", "lmstudio_dirs",
-    "ollama_dir", "remove_folder", "resolve", "roots", "scan", "user_folders",
+    "ollama_dir", "remove_folder", "resolve", "roots", "scan", "sentencepiece_size", "user_folders",
 ]
