@@ -31,6 +31,7 @@ from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
+from tokviz.gui.compare.token_layout import line_columns
 from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.worker import Job
@@ -64,6 +65,8 @@ class PaneResult:
     n_bytes: int
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    #: `token_layout.line_columns(widths, newlines)`, computed off the GUI thread (None: not yet)
+    line_columns: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_chars(self) -> int:
@@ -331,4 +334,5 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
     return PaneResult(
         req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
         cols.ids, cols.starts, cols.ends, cols.n_bytes, time.perf_counter() - t0,
+        line_columns=line_columns(widths, newlines),
     ), last

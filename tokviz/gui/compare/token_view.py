@@ -194,7 +194,8 @@ class TokenView(QAbstractScrollArea):
             self.laid_out.emit()
             return
         self._line_cache.clear()
-        self.token_layout = TokenLayout(self.result.widths, self.result.newlines, wrap_width=self._wrap_width())
+        self.token_layout = TokenLayout(self.result.widths, self.result.newlines, wrap_width=self._wrap_width(),
+                                        columns=self.result.line_columns)
         self._layout_slice()  # the first screenful right away
         if not self.token_layout.done:
             self._timer.start()
@@ -544,7 +545,10 @@ class TokenView(QAbstractScrollArea):
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
         top_h = self._top_h
         styles = self.token_styles
-        slots = self._color_slots()[rng.start:rng.stop].tolist()
+        if self._color_by_id:
+            slots = self._color_slots()[rng.start:rng.stop].tolist()
+        else:  # by position: no array over every token (a pass of 3M for a 10 MB text's first paint)
+            slots = [i % max(len(self.colors.tokens), 1) for i in rng]
         for index, x, w, slot, cell in zip(rng, xs, widths, slots, cells):
             style = styles[index] if styles is not None else None
             if style is not None and style.fill is not None:
