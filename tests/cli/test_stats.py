@@ -64,6 +64,7 @@ def test_baseline_not_in_list_is_added(capsys):
 
 def test_csv_and_json_files(capsys, tmp_path, korean_file):
     out_csv, out_json = tmp_path / "out" / "s.csv", tmp_path / "s.json"
+    out_csv.parent.mkdir()  # a missing folder is refused (test_an_output_in_a_missing_folder_...)
     code, out, err = run(capsys, "stats", str(korean_file), "-t", "mistral", "--csv", str(out_csv),
                          "--json", str(out_json))
     assert code == 0 and "mistral-7b-v0.1" in out and f"wrote {out_csv}" in err
@@ -137,3 +138,38 @@ def test_progress_bar_line():
     progress(1, 2)  # not a terminal: draws nothing
     progress(2, 2)
     assert bar.stream.getvalue() == ""
+
+
+FULL_DISK_STATS = r"""
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as a full disk
+resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+from tokviz.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("option", ["--csv", "--json"])
+def test_an_output_that_cannot_be_written_is_one_line_naming_it(tmp_path, option):
+    """A full disk said '[Errno 28] No space left on device' (which file?), a read-only folder
+    named the hidden temporary."""
+    import subprocess
+    import sys
+
+    (tmp_path / "t.txt").write_text("some text to count\n" * 20)
+    out = tmp_path / "out.x"
+    out.write_bytes(b"old")
+    proc = subprocess.run([sys.executable, "-c", FULL_DISK_STATS, "stats", "-t", "cl100k_base", option, str(out),
+                           str(tmp_path / "t.txt")], capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == f"tokviz: error: cannot write {out}: File too large"
+    assert out.read_bytes() == b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.x", "t.txt"]
+
+
+@pytest.mark.parametrize("option", ["--csv", "--json"])
+def test_an_output_in_a_missing_folder_is_refused_up_front(tmp_path, capsys, option):
+    (tmp_path / "t.txt").write_text("text\n")
+    out = tmp_path / "no" / "such" / "s.out"
+    assert main(["stats", "-t", "cl100k_base", option, str(out), str(tmp_path / "t.txt")]) == 1
+    assert f"{option} {out}: no such folder {out.parent}" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()

@@ -210,3 +210,14 @@ def test_a_real_write_failure_mid_save(tmp_path: Path):
     out = subprocess.run([sys.executable, "-c", RLIMIT_CHILD, str(tmp_path)], capture_output=True, text=True)
     assert out.stdout.strip() == f"cannot save {tmp_path / 'v.json'}: File too large; nothing was changed"
     assert snapshot(tmp_path) == {"v.json": b'{"old": 1}', "v.tiktoken": b"old ranks"}
+
+
+def test_a_missing_folder_is_refused_not_made(tmp_path: Path):
+    """`stats --csv no/such/x.csv` made the whole missing tree."""
+    from tokviz.core.files import write_atomic
+
+    with pytest.raises(FileNotFoundError, match=r"no such folder .*no[/\\]such") as e:
+        write_atomic(tmp_path / "no" / "such" / "x.csv", b"x")
+    assert e.value.strerror.startswith("no such folder") and not (tmp_path / "no").exists()
+    write_atomic(tmp_path / "made" / "x.csv", b"x", make_folders=True)  # tokviz's own folders
+    assert (tmp_path / "made" / "x.csv").read_bytes() == b"x"

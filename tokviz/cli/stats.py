@@ -11,11 +11,12 @@ The numbers come from `tokviz.analysis`; this module parses options, draws the p
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from tokviz.analysis.export import csv_text, json_text, to_csv, to_json
 from tokviz.analysis.inflation import format_inflation
@@ -54,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
 
     if args.csv == "-" and args.json == "-":
         raise CliError("--csv - and --json - both want stdout; send one of them to a file")
+    for option, path in (("--csv", args.csv), ("--json", args.json)):  # before any counting
+        if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise CliError(f"{option} {path}: no such folder {os.path.dirname(os.path.abspath(path))}")
     specs = list(dict.fromkeys(args.tokenizers or ["cl100k_base"]))
     if args.baseline and args.baseline not in specs:
         specs.append(args.baseline)
@@ -159,12 +163,12 @@ def _export(analysis: Analysis, args: argparse.Namespace) -> None:
     if args.csv == "-":
         sys.stdout.write(csv_text(stats_rows(analysis)))
     elif args.csv:
-        to_csv(stats_rows(analysis), args.csv)
+        _write(to_csv, stats_rows(analysis), args.csv)
         print(f"tokviz: wrote {args.csv}", file=sys.stderr)
     if args.json == "-":
         sys.stdout.write(json_text(analysis.to_dict()))
     elif args.json:
-        to_json(analysis.to_dict(), args.json)
+        _write(to_json, analysis.to_dict(), args.json)
         print(f"tokviz: wrote {args.json}", file=sys.stderr)
 
 
@@ -241,3 +245,11 @@ def print_inflation(out: TextIO, text: str, tokenizers: Sequence[Tokenizer], pol
     out.write("\nformat inflation (tokens)\n")
     out.write(table(["variant", "chars", *(t.name for t in tokenizers)],
                     [[r.variant, f"{r.chars:,}", *(f"{r.tokens[t.name]:,}" for t in tokenizers)] for r in rows]))
+
+
+def _write(write: Callable[[Any, str], None], data: Any, path: str) -> None:
+    """An output file, or one line naming it and the cause (a full disk, a read-only folder)."""
+    try:
+        write(data, path)
+    except OSError as e:
+        raise CliError(f"cannot write {path}: {e.strerror or e}") from None

@@ -146,7 +146,7 @@ def user_folders() -> list[Path]:
 
 def _save_folders(folders: Sequence[Path]) -> None:
     data = {"format": FOLDERS_FORMAT, "folders": [str(f) for f in folders]}
-    write_atomic(folders_file(), (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+    write_atomic(folders_file(), (json.dumps(data, indent=1) + "\n").encode("utf-8"), make_folders=True)
 
 
 def add_folder(folder: str | os.PathLike[str]) -> Path:

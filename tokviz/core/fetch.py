@@ -301,7 +301,7 @@ def _install(path: Path, sha256: str, data: bytes) -> None:
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise FetchError(f"sha256 {digest} != catalog's {sha256} for {path.name}: refusing the file")
-    write_atomic(path, data)
+    write_atomic(path, data, make_folders=True)  # the vocabulary folder, and llama.cpp/ in it
 
 
 __all__ = ["FetchError", "FetchResult", "fetch", "vocab_dir"]

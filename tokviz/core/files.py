@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
@@ -17,14 +18,20 @@ log = logging.getLogger(__name__)
 STALE_AFTER_S = 600.0
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> list[Path]:
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_folders: bool = False) -> list[Path]:
     """Write `data` to `path` via a temporary file in the same folder, fsync and `os.replace`:
     readers see the old file or the whole new one, and a full disk leaves the old file intact.
     Returns the stale temporaries of `path` an earlier save killed mid-way left and that were
     removed (`remove_stale`).
+
+    A missing folder is an OSError saying so (an output given as `no/such/x.csv` made that whole
+    tree), unless `make_folders` (tokviz's own data and settings folders).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if make_folders:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, f"no such folder {path.parent}", str(path))
     tmp, fd = _open_temp(path)
     try:
         _write_and_sync(fd, data)

@@ -598,7 +598,7 @@ class MainWindow(QMainWindow):
         MAX_SAVED_TEXT characters in the settings, with the whole length so a restart can say so."""
         s, text = self.settings, self.text()
         try:
-            write_atomic(self._input_path(), text.encode("utf-8", "surrogatepass"))
+            write_atomic(self._input_path(), text.encode("utf-8", "surrogatepass"), make_folders=True)
         except OSError:
             s.remove("input/file")
             s.setValue("input/text", text[:MAX_SAVED_TEXT])
