@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
@@ -33,6 +34,7 @@ from tokviz.analysis.chat import template_variables
 from tokviz.analysis.chat_template import Limits
 from tokviz.gui.chat.chat_pane import ChatPane
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION, MessageEditor
+from tokviz.gui.chat.remember import ChatState, conversation_path, load_state, save_state
 from tokviz.gui.chat.work import Conversation
 from tokviz.gui.compare.cells import ViewOptions
 
@@ -63,8 +65,11 @@ class ChatPanel(QWidget):
     pane_updated = Signal(object)  # a ChatPane: loaded, rendered or failed
 
     def __init__(self, *, options: ViewOptions | None = None, context_limit: int | None = None,
-                 parent: QWidget | None = None) -> None:
+                 remember: str | Path | None = None, restore: bool = True, parent: QWidget | None = None) -> None:
+        """`remember`: the settings file beside which the conversation is kept between runs
+        (`remember.py`; None keeps nothing); `restore`: show the one kept there."""
         super().__init__(parent)
+        self.remember_path = conversation_path(remember) if remember else None
         self.options = options or ViewOptions()
         self.limits: Limits = GUI_LIMITS
         self.tools: list[Mapping[str, Any]] | None = None
@@ -75,6 +80,45 @@ class ChatPanel(QWidget):
         self._template_debounce.timeout.connect(self.apply_template_edit)
         self._build_ui(context_limit)
         self.set_messages(DEFAULT_CONVERSATION)
+        self.restore_note: str | None = None  # why the remembered conversation is not shown
+        if restore and self.remember_path is not None:
+            self.restore()
+
+    # -- remembered between runs ------------------------------------------------------------------
+    def state(self) -> ChatState:
+        return ChatState(self.messages(), [dict(t) for t in self.tools] if self.tools is not None else None,
+                         self.generation.isChecked(), self.variables.text())
+
+    def restore(self) -> bool:
+        """Show the remembered conversation, whole; a file that is not whole is not used at all
+        (the example stays, and `restore_note` and the status bar say why)."""
+        if self.remember_path is None:
+            return False
+        try:
+            state = load_state(self.remember_path)
+        except ValueError as e:
+            self.restore_note = f"the remembered conversation is not shown: {e}"
+            self.message.emit(self.restore_note)
+            return False
+        if state is None:
+            return False
+        with QSignalBlocker(self.generation), QSignalBlocker(self.variables):
+            self.generation.setChecked(state.generation_prompt)
+            self.variables.setText(state.variables)
+        self.set_messages(state.messages, tools=state.tools)
+        return True
+
+    def save(self) -> bool:
+        """Keep the conversation for the next run (atomically); False, with the reason in the status
+        bar, when it cannot be written."""
+        if self.remember_path is None:
+            return False
+        try:
+            save_state(self.remember_path, self.state())
+        except OSError as e:
+            self.message.emit(f"the conversation could not be kept in {self.remember_path}: {e.strerror or e}")
+            return False
+        return True
 
     def _build_ui(self, context_limit: int | None) -> None:
         self.editor = MessageEditor()
@@ -134,7 +178,8 @@ class ChatPanel(QWidget):
         left.addWidget(conversation)
         left.addWidget(template_box)
         left.setStretchFactor(0, 3)
-        left.setStretchFactor(1, 2)
+        left.setStretchFactor(1, 1)
+        left.setSizes([3000, 1000])  # the template editor a quarter: the messages come first
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
         splitter = QSplitter(Qt.Orientation.Horizontal)

@@ -61,6 +61,7 @@ class MainWindow(QMainWindow):
         # builds the Chat mode's panel (tokviz.gui.chat.panel.ChatPanel, passed in by gui.app: the
         # chat package draws with this package's views, so this package must not import it)
         self._chat_factory = chat_factory
+        self._restore = restore
         self.options = ViewOptions()
         self.panes: list[TokenPane] = []
         self.sync_scroll = True
@@ -198,8 +199,12 @@ class MainWindow(QMainWindow):
     def _on_mode_tab(self, index: int) -> None:
         if index == 1 and self._chat_factory is not None:
             if self.chat_panel is None:
-                self.chat_panel = self._chat_factory(options=self.options, context_limit=self.context_limit)
+                # the conversation is kept beside the settings (read back unless --no-restore)
+                self.chat_panel = self._chat_factory(options=self.options, context_limit=self.context_limit,
+                                                     remember=self.settings.fileName(), restore=self._restore)
                 self.chat_panel.message.connect(self.show_message)
+                if self.chat_panel.restore_note:  # said while it was built, before the connection
+                    self.show_message(self.chat_panel.restore_note)
                 self.modes.addWidget(self.chat_panel)
             self.chat_panel.set_specs([p.spec for p in self.panes])
             self.modes.setCurrentWidget(self.chat_panel)
@@ -619,6 +624,8 @@ class MainWindow(QMainWindow):
         s.setValue("view/color_by_id", self.options.color_by_id)
         s.setValue("view/legend", self.legend_action.isChecked())
         self._save_text()
+        if self.chat_panel is not None:  # opened this run: its conversation is kept beside the text
+            self.chat_panel.save()
         s.sync()
 
     def shutdown(self) -> None:

@@ -1,0 +1,133 @@
+"""The Chat mode's conversation is remembered between runs: one file beside the settings, written
+atomically, read back whole or not at all."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tokviz.gui.app import build_window
+from tokviz.gui.chat.messages import DEFAULT_CONVERSATION
+from tokviz.gui.chat.panel import ChatPanel
+from tokviz.gui.chat.remember import ChatState, conversation_path, load_state, save_state
+
+MESSAGES = [
+    {"role": "system", "content": "Be brief. 한국어도 됩니다 <|im_end|>"},
+    {"role": "user", "content": "What is the weather?\nline two"},
+    {"role": "assistant", "content": None, "tool_calls": [{"type": "function",
+                                                            "function": {"name": "weather", "arguments": {}}}]},
+    {"role": "tool", "content": "sunny", "name": "weather"},
+]
+TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
+STATE = ChatState(MESSAGES, TOOLS, True, "enable_thinking=false")
+
+
+def test_state_round_trips_and_a_missing_file_is_none(tmp_path) -> None:
+    path = conversation_path(tmp_path / "tokviz.ini")
+    assert path == tmp_path / "tokviz-chat.json"
+    assert load_state(path) is None
+    save_state(path, STATE)
+    assert load_state(path) == STATE
+    assert [p.name for p in tmp_path.iterdir()] == ["tokviz-chat.json"]  # no temporary left
+
+
+@pytest.mark.parametrize("damage", ["torn", "not json", "other format", "version 2", "bad messages", "bad tools"])
+def test_a_file_that_is_not_a_whole_conversation_is_refused_whole(tmp_path, damage) -> None:
+    path = tmp_path / "tokviz-chat.json"
+    save_state(path, STATE)
+    raw = path.read_bytes()
+    data = json.loads(raw)
+    if damage == "torn":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "not json":
+        path.write_bytes(b"\xff\xfe junk")
+    else:
+        data |= {"other format": {"format": "something"}, "version 2": {"version": 2},
+                 "bad messages": {"messages": [{"content": "no role"}]},
+                 "bad tools": {"tools": "weather"}}[damage]
+        path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ValueError, match=str(path.name)):
+        load_state(path)
+
+
+def _panel(qtbot, settings_file, **kwargs) -> ChatPanel:
+    panel = ChatPanel(remember=settings_file, **kwargs)
+    qtbot.addWidget(panel)
+    return panel
+
+
+def test_the_panel_keeps_its_conversation_for_the_next_run(qtbot, tmp_path) -> None:
+    ini = tmp_path / "tokviz.ini"
+    first = _panel(qtbot, ini)
+    assert first.messages() == DEFAULT_CONVERSATION  # nothing remembered yet: the example
+    first.set_messages(MESSAGES, tools=TOOLS)
+    first.generation.setChecked(True)
+    first.variables.setText("enable_thinking=false")
+    assert first.save()
+    second = _panel(qtbot, ini)
+    assert second.messages() == MESSAGES
+    assert second.tools == TOOLS
+    assert second.generation.isChecked() and second.variables.text() == "enable_thinking=false"
+    assert second.restore_note is None
+    fresh = _panel(qtbot, ini, restore=False)  # --no-restore
+    assert fresh.messages() == DEFAULT_CONVERSATION
+
+
+def test_a_torn_file_shows_the_example_says_why_and_is_left_alone(qtbot, tmp_path) -> None:
+    ini = tmp_path / "tokviz.ini"
+    path = conversation_path(ini)
+    save_state(path, STATE)
+    torn = path.read_bytes()[:100]
+    path.write_bytes(torn)
+    panel = _panel(qtbot, ini)
+    assert panel.messages() == DEFAULT_CONVERSATION  # none of the torn file's messages
+    assert "the remembered conversation is not shown" in panel.restore_note and path.name in panel.restore_note
+    assert path.read_bytes() == torn
+
+
+def test_a_save_that_cannot_be_written_says_so_and_keeps_nothing_half(qtbot, tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    panel = _panel(qtbot, blocker / "tokviz.ini")
+    with qtbot.waitSignal(panel.message) as said:
+        assert not panel.save()
+    assert "could not be kept" in said.args[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_the_window_remembers_the_conversation_across_runs(qtbot, settings) -> None:
+    def window():
+        w = build_window(specs=["cl100k_base"], text="hi", settings=settings)
+        qtbot.addWidget(w)
+        return w
+
+    first = window()
+    first.set_mode("chat")
+    first.chat_panel.set_messages(MESSAGES[:2])
+    first.close()  # saves the settings, the text and the conversation
+    second = window()
+    second.set_mode("chat")
+    assert second.chat_panel.messages() == MESSAGES[:2]
+    second.close()
+
+
+def test_at_1024x700_the_message_column_shows_the_whole_example(qtbot, settings) -> None:
+    """The message boxes are as tall as their content (2 to 6 lines), and the template editor takes
+    a quarter of the column: every message of the example shows at 1024x700 (about two did)."""
+    from PySide6.QtWidgets import QScrollArea
+
+    window = build_window(specs=["cl100k_base"], text="hi", settings=settings, restore=False)
+    qtbot.addWidget(window)
+    window.resize(1024, 700)
+    window.show()
+    window.set_mode("chat")
+    editor = window.chat_panel.editor
+    editor.set_messages(DEFAULT_CONVERSATION + [{"role": "user", "content": "Thanks!"}])
+    qtbot.waitExposed(window)
+    port = editor.findChild(QScrollArea).viewport()
+    short, long = editor.rows[3].content, editor.rows[1].content
+    qtbot.waitUntil(lambda: short.height() < long.height())  # once laid out, the long one is taller
+    for row in editor.rows:
+        top = row.mapTo(port, row.rect().topLeft()).y()
+        assert top >= 0 and top + row.height() <= port.height(), (top, row.height(), port.height())
