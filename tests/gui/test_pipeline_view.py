@@ -81,6 +81,32 @@ def test_chatglm_profile_on_a_trained_standin(qtbot, standin_path):
     assert "<|blank_2|>" not in view.box("model").labels()
 
 
+def test_gguf_stages_bpe_spm_and_wordpiece(qtbot, vocab):
+    text = "Hello  World! Ünïcödé"
+    qwen2 = vocab("ggml-vocab-qwen2")
+    view = make_view(qtbot, "ggml-vocab-qwen2", text)
+    assert names(view) == ["normalization", "pre-tokenization", "model", "special tokens", "ids"]
+    assert view.box("pre-tokenization").labels() == ["Hello", "·", "·World", "!", "·Ünïcödé"]
+    assert view.box("pre-tokenization").stage.note.endswith("(byte-level pieces shown as text)")
+    assert view.box("ids").labels() == [str(i) for i in qwen2.encode_ids(text)]
+    assert view.box("special tokens").chips is None  # the file does not ask for BOS
+    spm = vocab("ggml-vocab-llama-spm")
+    view = make_view(qtbot, "ggml-vocab-llama-spm", text)
+    assert view.box("normalization").stage.text == "▁Hello▁▁World!▁Ünïcödé"
+    assert view.box("special tokens").labels() == ["<s>"]  # add_bos_token
+    assert "add_bos_token" in view.box("special tokens").stage.note
+    assert view.box("ids").labels() == [str(i) for i in spm.encode_ids(text)]
+    # WordPiece: lower-casing and accent stripping are the normalization; the words are not byte-level
+    bert = vocab("ggml-vocab-bert-bge")
+    view = make_view(qtbot, "ggml-vocab-bert-bge", text)
+    assert view.box("normalization").stage.text == "hello  world! unicode"
+    assert view.box("normalization").stage.note == "the normalizer's output"
+    assert view.box("pre-tokenization").labels() == ["hello", "world", "!", "unicode"]
+    assert view.box("pre-tokenization").stage.note == "the pre-tokenizer's chunks"
+    assert view.box("special tokens").labels() == ["[CLS]", "[SEP]"]
+    assert view.box("ids").labels() == [str(i) for i in bert.encode_ids(text)]
+
+
 def test_long_text_is_cut_and_unknown_spec_is_a_message(qtbot):
     view = make_view(qtbot, "cl100k_base", "word " * 5000)
     assert view.cut_label.isVisibleTo(view) and len(view.text) == 20_000

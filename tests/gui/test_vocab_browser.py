@@ -217,3 +217,28 @@ def test_the_dialog_steps_aside_from_the_occurrence(qtbot, make_window):
     )
     index = view.token_for_char(start)
     assert index in view.highlighted and view.cell_rect(index).intersects(view.viewport().rect())
+
+
+def test_a_gguf_vocabulary_rows_kinds_search_and_odd_tokens(qtbot, vocab):
+    from tokviz.analysis.oddities import find_oddities
+
+    bert = vocab("ggml-vocab-bert-bge")
+    browser = make_browser(qtbot, "ggml-vocab-bert-bge", tokenizer=bert, text="playing")
+    model = browser.model
+    assert model.rowCount() == len(browser.table) == bert.vocab_size == 30522
+    assert model.data(model.index(0, COLUMN["kind"])) == "special"  # [PAD], a control token
+    assert model.data(model.index(2652, COLUMN["piece"])) == "▁playing"
+    assert model.data(model.index(2652, COLUMN["text"])) == "·playing"  # the bytes " playing"
+    browser.search.setText("playing")
+    browser.apply_filter()
+    assert 2652 in shown_ids(browser)
+    # the odd-token filters count with the WordPiece rule: the same counts as the analysis
+    qtbot.waitUntil(lambda: browser.oddities is not None, timeout=120_000)
+    counts = find_oddities(bert).counts()
+    texts = [browser.odd_combo.itemText(k) for k in range(browser.odd_combo.count())]
+    assert texts[1] == f"unreachable ({counts['unreachable']:,})"
+    browser.clear_filters()
+    browser.odd_combo.setCurrentIndex(1)
+    browser.apply_filter()
+    assert shown_ids(browser) == browser.oddities.ids["unreachable"].tolist()
+    assert bert.encode_ids("0ing")[1] not in shown_ids(browser)  # `##ing` is reachable after `0`

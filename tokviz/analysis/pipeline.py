@@ -217,7 +217,7 @@ def _library_stages(tokenizer: Tokenizer, text: str, tokens: list[Token]) -> lis
         if tokenizer.byte_level:
             pieces = [display_text(_from_byte_level(p)) for p in pieces]
         chunks = tuple(pieces)
-        pre_note = "the pre-tokenizer's chunks (byte-level pieces shown as text)"
+        pre_note = "the pre-tokenizer's chunks" + (" (byte-level pieces shown as text)" if tokenizer.byte_level else "")
     specials = tokenizer.specials_added(text)
     added = [*specials.before, *specials.after] if specials is not None else []
     return [
@@ -228,7 +228,8 @@ def _library_stages(tokenizer: Tokenizer, text: str, tokens: list[Token]) -> lis
         Stage(
             "special tokens", "Special tokens added",
             items=tuple(tokenizer.piece(i) for i in added), ids=tuple(added),
-            note="what the post-processor adds with add_special_tokens=True; tokviz's panes show the text's own tokens"
+            note="what the library adds when asked to (a tokenizer.json's post-processor with add_special_tokens=True, "
+            "a GGUF's add_bos_token / add_eos_token); tokviz's panes show the text's own tokens"
             if specials is not None else "none: the tokenizer adds no special tokens",
         ),
         _ids_stage([t.id for t in tokens]),

@@ -203,12 +203,33 @@ class GGUFTokenizer(Tokenizer):
         return f"{self.name} ({named}GGUF {self.model}{pre}, {self.vocab_size:,} ids)"
 
     def normalize(self, text: str) -> str | None:
-        """Spaces as `▁` (SPM, with the prefix llama.cpp adds; Gemma 4's BPE); None for the others."""
+        """Spaces as `▁` (SPM, with the prefix llama.cpp adds; Gemma 4's BPE); WPM's lower-casing,
+        accent stripping and dropped control characters (whitespace kept: it splits the words);
+        None for the other BPE models.
+
+        >>> from tokviz.core.catalog import load  # doctest: +SKIP
+        >>> load("ggml-vocab-bert-bge").normalize("Ünïcödé\tOK")  # doctest: +SKIP
+        'unicode\tok'
+        """
         if self.algorithm == "spm":
             return (_SPACE if self.add_space_prefix else "") + text.replace(" ", _SPACE)
         if self.algorithm == "bpe" and self.escape_whitespaces:
             return text.replace(" ", _SPACE)
+        if self.algorithm == "wpm":
+            return "".join(self._wpm_normal(ch) for ch in text)
         return None
+
+    def _wpm_normal(self, ch: str) -> str:
+        """One character as `_wpm_words` sees it (whitespace kept)."""
+        if ord(ch) in _WHITESPACE:
+            return ch
+        out = []
+        for c in unicodedata.normalize("NFD", ch) if self.strip_accents else ch:
+            cat = unicodedata.category(c)
+            if ord(c) == 0 or ord(c) == 0xFFFD or cat.startswith("C") or (self.strip_accents and cat.startswith("M")):
+                continue
+            out.append(_tolower(c) if self.lowercase else c)
+        return "".join(out)
 
     def pre_tokenize(self, text: str) -> list[str] | None:
         """The words llama.cpp's BPE merges (byte-level ones in GPT-2's alphabet), or WPM's words
