@@ -29,6 +29,7 @@ pipe closing ends the process at once, even in the middle of an encode.
 from __future__ import annotations
 
 import pickle
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -116,6 +117,28 @@ def receive_reply(conn: Connection) -> Any:
     count = int.from_bytes(head[:4], "little")
     buffers = [conn.recv_bytes() for _ in range(count)]
     return pickle.loads(memoryview(head)[4:], buffers=buffers)
+
+
+def trim_heap() -> None:
+    """Give the memory malloc holds free back to the system (glibc's `malloc_trim`; nothing
+    elsewhere). A 1 MB encode's temporaries leave tens of MB free but resident in the heap's
+    middle, which glibc returns only when asked: measured 273 -> 232 MiB for a process with four
+    vocabularies after four 1 MB encodes."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim: Any = None
 
 
 def _exit_now(conn: Connection) -> NoReturn:
@@ -229,3 +252,5 @@ def serve(conn: Connection) -> None:
             send_reply(conn, reply)
         del reply
         gc.collect()  # cheap now that the request's tokens are gone; keeps the child from growing
+        if kind == "encode":
+            trim_heap()

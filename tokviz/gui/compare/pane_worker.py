@@ -26,7 +26,7 @@ import numpy as np
 
 from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns
-from tokviz.core.encode_server import TokenizerInfo, receive_reply, serve
+from tokviz.core.encode_server import TokenizerInfo, receive_reply, serve, trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
@@ -331,6 +331,7 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
     tokens, cells, widths, newlines = prepare(cols, req.options, measurers.for_fonts(req.fonts))
+    trim_heap()  # the received bytes and the preparation's temporaries are free now
     return PaneResult(
         req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
         cols.ids, cols.starts, cols.ends, cols.n_bytes, time.perf_counter() - t0,
