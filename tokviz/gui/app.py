@@ -100,7 +100,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help="open Tools > Vocabulary overlap on the panes' vocabularies at start")
     p.add_argument("--chat", metavar="MESSAGES.json", nargs="?", const="",
                    help='open in Chat mode, with the conversation in MESSAGES.json ([{"role": ..., "content": ...}] '
-                        'or {"messages": [...]}); without a file, with the example conversation')
+                        'or {"messages": [...]}); without a file, with the conversation of the last run '
+                        '(the example conversation the first time)')
     p.add_argument("--size", default=None, metavar="WxH", type=_size, help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
