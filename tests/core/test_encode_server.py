@@ -95,3 +95,14 @@ def test_the_child_modules_do_not_import_qt() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_loaded_panes_requests_go_before_the_next_load() -> None:
+    from tokviz.core.encode_server import _Requests
+
+    requests = _Requests()
+    for message in [("load", 2, "qwen"), ("load", 3, "o200k_base"), ("encode", 1, 1, "a", None, False),
+                    ("drop", 3), ("stream", 1, 0, [1])]:
+        requests.put(message)
+    assert [requests.get()[:2] for _ in range(4)] == [("encode", 1), ("drop", 3), ("stream", 1), ("load", 2)]
+    assert requests._items == []  # the dropped pane's load went with it

@@ -170,10 +170,18 @@ class _Requests:
             self._cond.notify()
 
     def get(self) -> tuple[Any, ...]:
+        """The first request that is not a load, else the first load: a pane that has its
+        vocabulary is answered before the next one is loaded (loading four vocabularies in one
+        process takes seconds; a pane's own requests only follow its load's reply, so each
+        pane's order holds). A drop takes its pane's waiting load with it."""
         with self._cond:
             while not self._items:
                 self._cond.wait()
-            return self._items.pop(0)
+            at = next((i for i, m in enumerate(self._items) if m[0] != "load"), 0)
+            message = self._items.pop(at)
+            if message[0] == "drop":
+                self._items = [m for m in self._items if not (m[0] == "load" and m[1] == message[1])]
+            return message
 
     def newer_encode(self, key: int) -> bool:
         """An encode or a cancel for `key` is waiting (the one at hand is superseded)."""
