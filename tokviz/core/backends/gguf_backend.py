@@ -332,8 +332,9 @@ class GGUFTokenizer(Tokenizer):
         frags: list[tuple[str, int, int, int]] = [("text", start, end, -1)]
         if self._user_first is None or not self._user_first.search(text, start, end):
             return frags  # no user-defined token begins anywhere in it (most texts)
+        present = set(text[start:end])
         for token in self._user_defined:
-            if token not in text[start:end]:
+            if token[0] not in present or text.find(token, start, end) == -1:
                 continue
             lstrip, rstrip = self._strip.get(token, (False, False))
             token_id = self._to_id[token]

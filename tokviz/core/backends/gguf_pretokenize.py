@@ -560,6 +560,8 @@ class PreTokenizer:
             )
         exprs, self.byte_encode = REGEXES[pre_type]
         self._steps = [_step(e) for e in exprs]
+        #: per step, each piece's cut (relative spans), remembered: words repeat
+        self._memos: list[dict[str, list[tuple[int, int]]]] = [{} for _ in exprs]
 
     def words(self, text: str) -> tuple[list[str], np.ndarray]:
         """The words of `text` and the character each starts at: `split`, faster where one regex
@@ -578,29 +580,46 @@ class PreTokenizer:
         """`(start, end)` character spans of the words, covering `text` in order."""
         spans = [(0, len(text))] if text else []
         subjects = {"custom": text}
-        for kind, pattern in self._steps:
+        for (kind, pattern), memo in zip(self._steps, self._memos):
             if kind not in subjects:
                 subjects[kind] = text.translate(_COLLAPSE if kind == "collapsed" else _WIDE)
-            spans = _cut(subjects[kind], pattern, spans)
+            spans = _cut(subjects[kind], pattern, spans, memo)
         return spans
 
 
 def _cut(
-    subject: str, pattern: re.Pattern[str] | regex.Pattern[str], spans: list[tuple[int, int]]
+    subject: str, pattern: re.Pattern[str] | regex.Pattern[str], spans: list[tuple[int, int]],
+    memo: dict[str, list[tuple[int, int]]],
 ) -> list[tuple[int, int]]:
+    """Each span of `subject` cut by `pattern` (a match and the text between matches both become
+    pieces), the cut of each distinct piece remembered in `memo` (cleared past 100,000 pieces)."""
     out: list[tuple[int, int]] = []
     for start, end in spans:
         piece = subject[start:end]  # the iterator's range ends here: lookaheads cannot see past it
-        pos = 0
-        for m in pattern.finditer(piece):
-            a, b = m.span()
-            if a > pos:
-                out.append((start + pos, start + a))
-            if b > a:
-                out.append((start + a, start + b))
-            pos = b
-        if pos < len(piece):
-            out.append((start + pos, end))
+        cuts = memo.get(piece)
+        if cuts is None:
+            if len(memo) > 100_000:
+                memo.clear()
+            cuts = memo[piece] = _pieces(pattern, piece)
+        if len(cuts) == 1:
+            out.append((start, end))
+        else:
+            out.extend([(start + a, start + b) for a, b in cuts])
+    return out
+
+
+def _pieces(pattern: re.Pattern[str] | regex.Pattern[str], piece: str) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for m in pattern.finditer(piece):
+        a, b = m.span()
+        if a > pos:
+            out.append((pos, a))
+        if b > a:
+            out.append((a, b))
+        pos = b
+    if pos < len(piece):
+        out.append((pos, len(piece)))
     return out
 
 
