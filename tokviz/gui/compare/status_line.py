@@ -53,12 +53,14 @@ def wrap_message(message: str, width: float, advance, *, max_lines: int = MAX_LI
 
 
 class StatusLine(QLabel):
-    """The status message on up to two lines; its height follows the lines it needs."""
+    """The status message on up to two lines; its height is what the longest message since the
+    last resize needed, so the panes above do not jump with every message."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._message = ""
         self._lines: list[str] = [""]
+        self._rows = 1  # the lines the bar is tall enough for: it grows, and shrinks only on a resize
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(1)
@@ -79,6 +81,7 @@ class StatusLine(QLabel):
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt naming)
         super().resizeEvent(event)
         if event.size().width() != event.oldSize().width():
+            self._rows = 1
             self._relayout()
 
     def _relayout(self) -> None:
@@ -87,6 +90,9 @@ class StatusLine(QLabel):
         self._lines, elided = wrap_message(self._message, width, metrics.horizontalAdvance)
         super().setText("\n".join(self._lines))
         self.setToolTip(self._message if elided or len(self._lines) > 1 else "")
-        height = int(len(self._lines) * metrics.lineSpacing() + 4)
+        # a message of two lines after one of one would shrink every pane by a line and grow it
+        # back when the message times out: the bar keeps the height it once needed
+        self._rows = max(self._rows, len(self._lines))
+        height = int(self._rows * metrics.lineSpacing() + 4)
         if self.height() != height or self.minimumHeight() != height:
             self.setFixedHeight(height)
