@@ -125,11 +125,12 @@ def default_jobs() -> int:
     """Worker processes when `jobs` is not given: the cores this process may run on, but none
     (count here) on a machine of two cores or fewer.
 
-    Measured on 2 vCPUs (bench/bench_train.py and 26 MB of its corpus): the two cores slow each
-    other (one split job takes 1.6x the CPU time while a second runs), so two workers saved
-    only ~25 % of the wall time on a quiet machine, took longer than one process on a loaded one
-    (37 s against 21 s), and held 2.6x the memory (266 MB against 101 MB: each worker keeps the
-    distinct segments of its half, and they overlap).
+    Measured on 2 vCPUs shared with other work (load average 11-14), 100 MB of the bench corpus,
+    vocab 32768, two interleaved rounds (`bench/bench_train.py`): `--jobs 2` took 1.04x and
+    0.75x the wall time of counting here, 1.12x the CPU time (a segment both workers see is
+    split twice; the workers' start-up and the chunk counts sent back) and 1.31x the peak memory
+    (each worker holds the distinct segments of its half; they overlap). Not a clear win on two
+    cores, and it costs memory, so the default counts here.
     """
     try:
         cores = len(os.sched_getaffinity(0))
