@@ -32,12 +32,12 @@ import numpy as np
 from tokviz.analysis.vocabulary import SCRIPT_LABELS, MergeParents, looks_like_hex, parse_hex, script_codes
 from tokviz.core.cancel import check
 from tokviz.core.tokenizer import Tokenizer
-from tokviz.core.tokens import TokenKind, display_text, hex_bytes
+from tokviz.core.tokens import TokenKind, display_text, hex_bytes, is_fragment
 
 __all__ = [
     "LENGTH_BUCKETS", "ONLY_COLUMNS", "Breakdown", "NewMerge", "OnlyTable", "Overlap", "PairStats",
     "contained_pairs", "length_bucket", "new_merges", "only_table", "overlap_of", "overlap_of_sets",
-    "token_bytes_of",
+    "shown_bytes", "token_bytes_of",
 ]
 
 Breakdown = Literal["script", "length"]
@@ -58,6 +58,17 @@ def length_bucket(n: int) -> str:
     if n <= 4:
         return str(n)
     return "5-8" if n <= 8 else "9-16" if n <= 16 else "17+"
+
+
+def shown_bytes(data: bytes) -> str:
+    """A token's bytes as a pane labels the token alone (and `tokviz encode` prints it): its text,
+    whitespace visible, and a fragment's hex after it.
+
+    >>> shown_bytes(b" the"), shown_bytes(b"\xe6\xa0")
+    ('·the', '�⟨e6 a0⟩')
+    """
+    shown = display_text(data, visible_whitespace=True)
+    return f"{shown}⟨{hex_bytes(data)}⟩" if is_fragment(data) else shown
 
 
 def token_bytes_of(tokenizer: Tokenizer) -> dict[bytes, int]:

@@ -11,16 +11,8 @@ import json
 import sys
 from typing import TextIO
 
-from tokviz.analysis.overlap import Breakdown, NewMerge, Overlap, new_merges, overlap_of
+from tokviz.analysis.overlap import Breakdown, NewMerge, Overlap, new_merges, overlap_of, shown_bytes
 from tokviz.cli.errors import CliError
-from tokviz.core.tokens import display_text, hex_bytes, is_fragment
-
-
-def shown_bytes(data: bytes) -> str:
-    """A token's bytes as `tokviz encode` shows a token: its text, whitespace visible, the hex after
-    a fragment."""
-    shown = display_text(data, visible_whitespace=True)
-    return f"{shown}⟨{hex_bytes(data)}⟩" if is_fragment(data) else shown
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

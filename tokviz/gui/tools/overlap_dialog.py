@@ -67,10 +67,11 @@ from tokviz.analysis.overlap import (
     new_merges,
     only_table,
     overlap_of,
+    shown_bytes,
 )
 from tokviz.core.files import write_atomic
 from tokviz.core.tokenizer import Tokenizer
-from tokviz.core.tokens import display_text, hex_bytes
+from tokviz.core.tokens import hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
 from tokviz.gui.widgets.dialogs import WorkDialog
 from tokviz.gui.widgets.labels import busy_page, error_label
@@ -201,20 +202,6 @@ class OnlyTableModel(QAbstractTableModel):
         self.descending = order == Qt.SortOrder.DescendingOrder
         self.rows = self._sorted(self.rows)
         self.layoutChanged.emit()
-
-
-def shown_bytes(data: bytes) -> str:
-    """A token's bytes as a pane labels it alone: its text, and a fragment's hex after it.
-
-    >>> shown_bytes(b" the"), shown_bytes(b"\\xe6\\xa0")
-    ('·the', '�⟨e6 a0⟩')
-    """
-    text = display_text(data)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return f"{text}⟨{hex_bytes(data)}⟩"
-    return text
 
 
 MERGE_COLUMNS = ("Vocabulary", "ID", "Text", "Bytes", "Merged from", "Parent ids")
