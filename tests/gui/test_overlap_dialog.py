@@ -109,6 +109,8 @@ def test_a_trained_vocabulary_beside_its_base(qtbot, tmp_path: Path, capsys) -> 
     dialog = OverlapDialog([big, small, big])  # a spec twice counts once
     qtbot.addWidget(dialog)
     assert dialog.chosen() == [big, small]
+    assert [box.text() for box in dialog.choices] == [Path(big).name, Path(small).name]  # a path's file name
+    assert dialog.choices[0].toolTip() == big
     _compared(qtbot, dialog)
     expected = overlap_of([catalog.load(big), catalog.load(small)])
     assert dialog.model.rowCount() == 40 and set(_shown(dialog, "vocabulary")) == {expected.names[0]}

@@ -306,7 +306,9 @@ class OverlapDialog(WorkDialog):
         top = QHBoxLayout()
         top.addWidget(QLabel("Compare:"))
         for spec in self.specs:
-            box = QCheckBox(spec, checked=True)
+            # a trained or opened vocabulary's spec is a path: its file name, the path as the tip
+            shown = spec if len(spec) <= 32 else Path(spec).name
+            box = QCheckBox(shown.replace("&", "&&"), checked=True, toolTip=spec)
             box.toggled.connect(self._update_compare_button)
             self.choices.append(box)
             top.addWidget(box)
@@ -389,11 +391,11 @@ class OverlapDialog(WorkDialog):
         return page
 
     def chosen(self) -> list[str]:
-        return [box.text() for box in self.choices if box.isChecked()]
+        return [spec for spec, box in zip(self.specs, self.choices) if box.isChecked()]
 
     def set_chosen(self, specs: Sequence[str]) -> None:
-        for box in self.choices:
-            box.setChecked(box.text() in specs)
+        for spec, box in zip(self.specs, self.choices):
+            box.setChecked(spec in specs)
 
     def _update_compare_button(self) -> None:
         enough = len(self.chosen()) >= 2
@@ -452,6 +454,8 @@ class OverlapDialog(WorkDialog):
 
     def _on_aborted(self) -> None:
         self.status.setText("Cancelled.")
+        self.error.setText("Cancelled: Compare starts again.")
+        self.stack.setCurrentIndex(1)
         self._idle()
 
     def _idle(self) -> None:
