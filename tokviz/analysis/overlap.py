@@ -64,7 +64,7 @@ def shown_bytes(data: bytes) -> str:
     """A token's bytes as a pane labels the token alone (and `tokviz encode` prints it): its text,
     whitespace visible, and a fragment's hex after it.
 
-    >>> shown_bytes(b" the"), shown_bytes(b"\xe6\xa0")
+    >>> shown_bytes(b" the"), shown_bytes(b"\\xe6\\xa0")
     ('·the', '�⟨e6 a0⟩')
     """
     shown = display_text(data, visible_whitespace=True)
