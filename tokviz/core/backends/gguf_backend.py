@@ -320,10 +320,10 @@ class GGUFTokenizer(Tokenizer):
     def _datas(self, ids: list[int], text: str, starts: np.ndarray, ends: np.ndarray) -> list[bytes] | None:
         if self.unk_id is None or self.unk_id not in ids:
             return None
-        datas = [self.token_bytes(i) for i in ids]
-        for k, token_id in enumerate(ids):
-            if token_id == self.unk_id:  # the unknown token stands for the text it replaced
-                datas[k] = text[int(starts[k]):int(ends[k])].encode("utf-8", "surrogatepass")
+        datas = list(map(self._info_for(ids).data.__getitem__, ids))  # each id's bytes, computed once
+        for k in np.flatnonzero(np.asarray(ids) == self.unk_id).tolist():
+            # the unknown token stands for the text it replaced
+            datas[k] = text[int(starts[k]):int(ends[k])].encode("utf-8", "surrogatepass")
         return datas
 
     def _fragments(self, text: str, start: int, end: int) -> list[tuple[str, int, int, int]]:
