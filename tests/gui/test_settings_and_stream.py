@@ -151,3 +151,16 @@ def test_a_cut_remembered_text_says_so(qtbot, settings) -> None:
     assert "the remembered text was cut: its first 9 of 300,000 characters are shown" in \
         window.statusBar().currentMessage()
     window.shutdown()
+
+
+def test_a_hand_edited_settings_file_still_opens(qtbot, tmp_path) -> None:
+    """`input/length=abc` in the settings file was a ValueError out of the window's constructor:
+    the app did not start until the file was deleted."""
+    from PySide6.QtCore import QSettings
+
+    ini = tmp_path / "edited.ini"
+    ini.write_text("[input]\ntext=hello\nlength=abc\n[panes]\nspecs=tokviz-samples\n[view]\nmode=99\nlegend=perhaps\n")
+    window = build_window(settings=QSettings(str(ini), QSettings.Format.IniFormat))
+    qtbot.addWidget(window)
+    assert window.text() == "hello" and [p.spec for p in window.panes] == ["tokviz-samples"]
+    assert window.options.mode == "text"

@@ -582,8 +582,9 @@ class MainWindow(QMainWindow):
             except (OSError, UnicodeDecodeError) as e:
                 self._restore_note = f"the remembered text in {path} could not be read ({e}): it is not shown"
         elif s.contains("input/text"):
-            restored["text"] = s.value("input/text", "") or ""
-            kept, whole = len(restored["text"]), int(s.value("input/length", 0) or 0)
+            text = s.value("input/text", "") or ""
+            restored["text"] = text if isinstance(text, str) else ""  # a hand-edited file: a list
+            kept, whole = len(restored["text"]), _as_int(s.value("input/length", 0))
             if whole > kept:
                 self._restore_note = (
                     f"the remembered text was cut: its first {kept:,} of {whole:,} characters are shown"
@@ -649,6 +650,14 @@ class MainWindow(QMainWindow):
 
 def _chart_note(pane: TokenPane) -> str:
     return "failed" if pane.error and not pane.busy else "tokenizing…"
+
+
+def _as_int(value: object) -> int:
+    """A settings value as an int (0 for what a hand-edited or corrupt settings file holds instead)."""
+    try:
+        return int(value) if isinstance(value, (int, str)) else 0
+    except ValueError:
+        return 0
 
 
 def _as_bool(value: object) -> bool:
