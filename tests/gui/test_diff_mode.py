@@ -132,3 +132,20 @@ def test_stretches_read_as_the_panes_draw_them(qtbot, make_window) -> None:
         fragmented += any(c.cont for c in cells)
     assert fragmented  # the text has characters cut across tokens, each written once
     assert not any("�⟨" in row for row in rows)  # no lone U+FFFD where the run makes a character
+
+
+def test_stretches_follow_the_visible_whitespace_option(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base", "o200k_base"], KOREAN)
+    window.set_diff_mode(True)
+    wait_diff(qtbot, window)
+    panel = window.diff.panel
+
+    def rows() -> list[str]:
+        return [panel.stretch_list.item(k).text() for k in range(1, panel.stretch_list.count())]
+
+    window.set_options(visible_whitespace=True)
+    shown = rows()
+    assert any("·" in row for row in shown)  # the spaces of the Korean text, as the panes draw them
+    window.set_options(visible_whitespace=False)
+    hidden = rows()
+    assert len(hidden) == len(shown) and not any("·" in row for row in hidden)

@@ -80,3 +80,14 @@ def test_tool_shortcuts_open_the_tools(qtbot, make_window) -> None:
         assert _action(window, SHORTCUTS[name]).isEnabled()
     for dialog in opened:
         dialog.close()
+
+
+def test_no_two_window_shortcuts_are_the_same_key(qtbot, make_window) -> None:
+    # Qt fires neither of two window-wide actions on one key ("ambiguous shortcut"): each key is one action
+    window = make_window(["cl100k_base", "o200k_base"], TEXT)
+    owners: dict[str, list[str]] = {}
+    for action in window.findChildren(type(window.menuBar().actions()[0])):
+        if action.shortcut().isEmpty() or action.shortcutContext() != Qt.ShortcutContext.WindowShortcut:
+            continue
+        owners.setdefault(action.shortcut().toString(), []).append(action.text())
+    assert owners and {key: names for key, names in owners.items() if len(names) > 1} == {}

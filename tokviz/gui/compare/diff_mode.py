@@ -284,6 +284,13 @@ class DiffMode:
         self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window._offsets.text,
                                 self.window.options)
 
+    def options_changed(self) -> None:
+        """Write the shown stretches again in the window's new notation (visible whitespace)."""
+        panes = self.window.panes
+        if self.on and self.outcome is not None and len(panes) == len(self.outcome.results):
+            self.panel.show_outcome(self.outcome, [p.title.text() for p in panes], self.window._offsets.text,
+                                    self.window.options)
+
     def _on_errored(self, error: BaseException) -> None:
         self._worker = None
         self.panel.show_waiting(f"diff failed: {message_of(error)}")

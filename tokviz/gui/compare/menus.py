@@ -71,7 +71,7 @@ def _file_menu(w: MenuHost) -> None:
     menu.addAction(icon("open"), "&Open text file…", QKeySequence.StandardKey.Open, w.choose_text_file)
     menu.addAction(icon("add"), "Open &vocabulary…", w.choose_vocab_file)
     menu.addSeparator()
-    menu.addAction("&Export comparison…", QKeySequence("Ctrl+Shift+E"), w.choose_export_file)
+    menu.addAction("&Export comparison…", QKeySequence("Ctrl+E"), w.choose_export_file)
     menu.addSeparator()
     menu.addAction("&Quit", QKeySequence.StandardKey.Quit, w.close)
 

@@ -369,6 +369,7 @@ class MainWindow(QMainWindow):
             pane.set_options(self.options)
         if self.chat_panel is not None:
             self.chat_panel.set_options(self.options)
+        self.diff.options_changed()
 
     def set_context_limit(self, limit: int | None) -> None:
         """Mark in every pane where a context of `limit` tokens ends (None or 0: no mark)."""
