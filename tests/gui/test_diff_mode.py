@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.gui.conftest import wait_ready
+from tests.gui.conftest import TIMEOUT_MS, wait_ready
 from tokviz.analysis.diff import diff_texts
 from tokviz.core import catalog
 from tokviz.gui.compare.diff_mode import compute_diff
@@ -17,7 +17,7 @@ KOREAN = "대한민국은 동아시아의 한반도 남부에 위치한 민주�
 def wait_diff(qtbot, window) -> None:
     qtbot.waitUntil(lambda: window.diff.outcome is not None and all(
         p.result is r for p, r in zip(window.panes, window.diff.outcome.results)
-    ) and len(window.diff.outcome.results) == len(window.panes), timeout=20_000)
+    ) and len(window.diff.outcome.results) == len(window.panes), timeout=TIMEOUT_MS)
 
 
 def test_two_panes_marks_agreement_and_stretches(qtbot, make_window) -> None:
@@ -63,7 +63,7 @@ def test_reference_choice_new_text_and_off(qtbot, make_window) -> None:
     window.set_diff_mode(True)
     wait_diff(qtbot, window)
     window.diff.set_reference(2)
-    qtbot.waitUntil(lambda: window.diff.outcome.reference == 2, timeout=20_000)
+    qtbot.waitUntil(lambda: window.diff.outcome.reference == 2, timeout=TIMEOUT_MS)
     tokenizers = [catalog.load(n) for n in ("cl100k_base", "o200k_base", "r50k_base")]
     assert window.diff.outcome.agreement == diff_texts(KOREAN, tokenizers, reference=2).agreement
     assert window.diff.panel.stretch_list.isHidden()  # stretches are listed for two panes only

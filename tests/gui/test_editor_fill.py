@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QMimeData
 
+from tests.gui.conftest import TIMEOUT_MS
 from tokviz.gui.compare import editor as editor_module
 from tokviz.gui.compare.editor import InputEditor
 
@@ -46,7 +47,7 @@ def test_a_large_paste_goes_in_by_slices_exactly(qtbot, editor) -> None:
     assert editor.filling and editor.isReadOnly()
     assert editor.raw_text() == "before|" + big + "after"  # already the whole text
     assert len(held_text(editor)) < len(editor.raw_text())  # but not yet in the document
-    with qtbot.waitSignal(editor.filled, timeout=60_000):
+    with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
         pass
     assert not editor.filling and not editor.isReadOnly()
     assert changes == [1]
@@ -64,7 +65,7 @@ def test_a_large_paste_over_a_selection_replaces_it(qtbot, editor) -> None:
     editor.selectAll()
     big = PIECE * 40
     paste(editor, big)
-    with qtbot.waitSignal(editor.filled, timeout=60_000):
+    with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
         pass
     assert held_text(editor) == editor.raw_text() == big
 
@@ -75,7 +76,7 @@ def test_a_large_paste_holding_a_stand_in_is_exact(qtbot, editor) -> None:
     big = "\ufdd2\ufdd3\ufdd4\ufdd5\ufdd6 " + PIECE * 40  # the first codec's own stand-ins
     paste(editor, big)
     if editor.filling:
-        with qtbot.waitSignal(editor.filled, timeout=60_000):
+        with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
             pass
     assert held_text(editor) == editor.raw_text() == "x" + big
     assert editor.textCursor().position() == 1 + len(big.encode("utf-16-le", "surrogatepass")) // 2
@@ -86,7 +87,7 @@ def test_a_large_set_raw_text_has_no_undo_and_a_new_one_replaces_it(qtbot, edito
     editor.set_raw_text(PIECE * 50)
     assert editor.filling
     editor.set_raw_text(PIECE * 30 + "!")  # a new text while the first goes in: the new one wins
-    with qtbot.waitSignal(editor.filled, timeout=60_000):
+    with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
         pass
     assert held_text(editor) == editor.raw_text() == PIECE * 30 + "!"
     assert not editor.document().isUndoAvailable()  # like setPlainText
@@ -122,7 +123,7 @@ def test_the_window_asks_the_panes_once_when_the_text_is_in(qtbot, make_window, 
 def test_a_large_text_with_a_stand_in_late_is_exact(qtbot, editor) -> None:
     text = PIECE * 40 + "\ufdd2 late stand-in " + PIECE * 10  # found only when its slice goes in
     editor.set_raw_text(text)
-    with qtbot.waitSignal(editor.filled, timeout=60_000):
+    with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
         pass
     assert held_text(editor) == editor.raw_text() == text
     assert "\ufdd2" not in editor.codec.stand_ins

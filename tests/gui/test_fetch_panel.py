@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from tests.gui.conftest import wait_ready
+from tests.gui.conftest import TIMEOUT_MS, wait_ready
 from tokviz.gui.app import build_window
 from tokviz.gui.compare.fetch_bar import FetchBar, fetch_entries
 from tokviz.gui.work.worker import Worker
@@ -29,10 +29,10 @@ def test_first_start_with_nothing_provisioned_opens_and_offers_fetch(
 def test_fetch_of_provisioned_entries_ends_in_finished_and_adds_panes(qtbot, make_window) -> None:
     window = make_window(["cl100k_base"], "hello")
     bar = window.fetch_bar
-    with qtbot.waitSignal(bar.arrived, timeout=30_000) as arrived:
+    with qtbot.waitSignal(bar.arrived, timeout=TIMEOUT_MS) as arrived:
         bar.start(["qwen"])  # already here: checked against its sha256, no download
     assert arrived.args == ["qwen"]
-    qtbot.waitUntil(lambda: not bar.running, timeout=30_000)
+    qtbot.waitUntil(lambda: not bar.running, timeout=TIMEOUT_MS)
     assert [r.ok for r in bar.results] == [True] and "already here" in bar.results[0].message
     assert [p.spec for p in window.panes] == ["cl100k_base", "qwen"]
 
@@ -40,7 +40,7 @@ def test_fetch_of_provisioned_entries_ends_in_finished_and_adds_panes(qtbot, mak
 def test_cancelled_fetch_ends_in_cancelled(qtbot) -> None:
     worker = Worker(partial(fetch_entries, names=["cl100k_base"]))
     worker.abort()
-    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=5000), \
+    with qtbot.waitSignals([worker.aborted, worker.finished], order="strict", timeout=TIMEOUT_MS), \
             qtbot.assertNotEmitted(worker.returned):
         worker.start()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import QPoint
 from PySide6.QtGui import QTextCursor
 
-from tests.gui.conftest import wait_ready
+from tests.gui.conftest import TIMEOUT_MS, wait_ready
 from tokviz.core import catalog
 from tokviz.core.resources import sample_text
 from tokviz.core.tokens import TokenKind, hex_bytes
@@ -88,7 +88,7 @@ def test_bad_vocabulary_file_shows_a_message(qtbot, make_window, tmp_path) -> No
     bad.write_bytes(b"IQ== 0\nthis is not base64 !!! x\n")
     window = make_window(["cl100k_base"], "hello")
     pane = window.add_pane(str(bad))
-    qtbot.waitUntil(lambda: pane.error is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: pane.error is not None, timeout=TIMEOUT_MS)
     assert "broken.tiktoken" in pane.error and "line 2" in pane.error
     assert pane.warning.isVisibleTo(pane)
     assert "broken.tiktoken" in window.statusBar().currentMessage()
@@ -106,7 +106,7 @@ def test_hover_shows_token_details(qtbot, make_window) -> None:
     tip = view.tooltip_for(0)
     for part in ("id 51461", "fragment", "piece: Ġæł", "bytes: 20 e6 a0", "chars 0–2"):
         assert part in tip
-    with qtbot.waitSignal(view.hovered, timeout=2000) as hovered:
+    with qtbot.waitSignal(view.hovered, timeout=TIMEOUT_MS) as hovered:
         qtbot.mouseMove(view.viewport(), rect.center().toPoint())
     assert hovered.args == [0]
     # token 0 covers ' ' and the first two bytes of 根, so token 1 (the last byte) shares a character
@@ -191,7 +191,7 @@ def test_hovering_the_editor_highlights_in_every_pane(qtbot, make_window) -> Non
     cursor = window.editor.textCursor()
     cursor.setPosition(2)
     rect = window.editor.cursorRect(cursor)  # the caret before "안": the mouse just right of it
-    with qtbot.waitSignal(window.editor.hovered, timeout=2000) as hovered:
+    with qtbot.waitSignal(window.editor.hovered, timeout=TIMEOUT_MS) as hovered:
         qtbot.mouseMove(window.editor.viewport(), rect.center() + QPoint(3, 0))
     assert hovered.args == [2]
     for pane in window.panes:
@@ -222,7 +222,7 @@ def test_scrolling_to_a_character_not_yet_laid_out_happens_once_it_is(qtbot, mak
     view.set_result(view.result)  # start the layout over: the target is not placed yet
     assert not view.layout_done
     view.scroll_to_char(target)
-    qtbot.waitUntil(lambda: view.layout_done, timeout=10_000)
+    qtbot.waitUntil(lambda: view.layout_done, timeout=TIMEOUT_MS)
     assert abs(view.top_char() - target) < 40
 
 
@@ -232,7 +232,7 @@ def test_an_empty_text_is_a_finished_cut_of_no_tokens(qtbot, make_window) -> Non
         assert pane.result is not None and pane.result.tokens == [] and pane.view.layout_done
     window.set_text("hi")
     qtbot.waitUntil(lambda: all(p.result is not None and p.result.text == "hi" and p.view.layout_done
-                                for p in window.panes), timeout=120_000)
+                                for p in window.panes), timeout=TIMEOUT_MS)
     window.set_text("")
     qtbot.waitUntil(lambda: all(p.result is not None and p.result.text == "" and p.view.layout_done
-                                for p in window.panes), timeout=120_000)
+                                for p in window.panes), timeout=TIMEOUT_MS)

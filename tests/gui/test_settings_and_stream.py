@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.gui.conftest import wait_ready
+from tests.gui.conftest import TIMEOUT_MS, wait_ready
 from tokviz.core.decoding import buffered_stream, naive_stream
 from tokviz.gui.app import build_window, parse_args
 from tokviz.gui.compare.stream_dialog import StreamDialog
@@ -57,12 +57,12 @@ def test_stream_naive_vs_buffered_qwen_example(qtbot, vocab) -> None:
 def test_stream_plays_with_a_timer(qtbot, make_window) -> None:
     window = make_window(["qwen"], " 根根")
     window.open_stream(window.panes[0])
-    qtbot.waitUntil(lambda: getattr(window, "_stream", None) is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: getattr(window, "_stream", None) is not None, timeout=TIMEOUT_MS)
     dialog = window._stream
     qtbot.addWidget(dialog)
     dialog.speed.setValue(500)
     dialog.toggle()
-    qtbot.waitUntil(lambda: dialog.position == len(dialog.ids), timeout=5000)
+    qtbot.waitUntil(lambda: dialog.position == len(dialog.ids), timeout=TIMEOUT_MS)
     assert dialog.buffered_text() == " 根根"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QThread, QTimer
 
+from tests.gui.conftest import TIMEOUT_MS
 from tokviz.core import catalog
 from tokviz.core.sidecar import load_trained
 from tokviz.core.tokens import display_text, hex_bytes
@@ -94,7 +95,7 @@ def run_to_end(qtbot, panel: TrainerPanel):
         blocker.connect(panel.run_cancelled)
         assert panel.start()
     assert panel.result is not None, f"the run did not finish: {blocker.args}"
-    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     return panel.result
 
 
@@ -167,10 +168,10 @@ def test_small_folder_trains_reports_skipped_saves_and_recuts(
 
     # the slider: only the first k merges, counted off the GUI thread, as trained_tokenizer counts
     recut = panel.recut
-    qtbot.waitUntil(lambda: recut.slider.maximum() == len(result.merges), timeout=5000)
-    qtbot.waitUntil(lambda: recut.tokens is not None and len(recut.curve.ys) > 3, timeout=10_000)
+    qtbot.waitUntil(lambda: recut.slider.maximum() == len(result.merges), timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: recut.tokens is not None and len(recut.curve.ys) > 3, timeout=TIMEOUT_MS)
     for k in (len(result.merges), len(result.merges) // 3, 0):
-        with qtbot.waitSignal(recut.counted, timeout=10_000, check_params_cb=lambda kk, n, k=k: kk == k) as got:
+        with qtbot.waitSignal(recut.counted, timeout=TIMEOUT_MS, check_params_cb=lambda kk, n, k=k: kk == k) as got:
             recut.set_k(k)
         assert got.args[1] == len(trained_tokenizer(result, num_merges=k).encode(text))
     ys = recut.curve.ys
@@ -197,7 +198,7 @@ def test_cancel_ends_in_cancelled_and_writes_nothing(qtbot, data_dir: Path, big_
         blocker.connect(panel.run_failed)
         panel.cancel()
     assert blocker.signal_triggered and panel.result is None
-    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert sorted(p.name for p in earlier.iterdir()) == ["earlier.json", "earlier.tiktoken"]
     assert (earlier / "earlier.tiktoken").read_bytes() == b"kept"
     assert "nothing was written" in panel.status_label.text()
@@ -260,7 +261,7 @@ def test_empty_folder_fails_with_a_message(qtbot, data_dir: Path, tmp_path: Path
         assert panel.start()
     assert "no files to train on" in blocker.args[0]
     assert panel.status_label.isVisible() and "no files to train on" in panel.status_label.text()
-    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
 
 
@@ -271,14 +272,14 @@ def test_bad_regex_is_shown_inline_and_blocks_start(qtbot, data_dir: Path, small
     assert form.pattern_edit.isVisible() and form.pattern_error.isVisible()
     assert "does not compile" in form.pattern_error.text()
     assert not panel.start_button.isEnabled()
-    with qtbot.waitSignal(panel.message, timeout=1000) as said:
+    with qtbot.waitSignal(panel.message, timeout=TIMEOUT_MS) as said:
         assert not panel.start()
     assert "split pattern" in said.args[0] and not panel.running
     form.pattern_edit.setText(r"\w+|\s+|[^\w\s]+")
     assert not form.pattern_error.isVisible() and panel.start_button.isEnabled()
     assert form.job().options.pattern == r"\w+|\s+|[^\w\s]+"
     form.set_paths([])
-    with qtbot.waitSignal(panel.message, timeout=1000) as said:
+    with qtbot.waitSignal(panel.message, timeout=TIMEOUT_MS) as said:
         assert not panel.start()
     assert "nothing to train on" in said.args[0]
 
@@ -341,7 +342,7 @@ def test_closing_the_compare_window_mid_run_cancels_the_trainer(
     run = panel.run
     qtbot.waitUntil(lambda: panel.last_progress is not None, timeout=RUN_MS)
     window.close()
-    qtbot.waitUntil(lambda: not panel.running, timeout=5000)
+    qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert run.outcome == "aborted"
     assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
 
@@ -389,7 +390,7 @@ def test_after_a_cancel_the_recut_curve_does_not_say_counting(qtbot, data_dir: P
 
     panel = make_panel(qtbot, [small_corpus], vocab_size=300, compare_text="hello world")
     run_to_end(qtbot, panel)
-    qtbot.waitUntil(lambda: panel.recut.result is not None, timeout=5000)  # its curve is being counted
+    qtbot.waitUntil(lambda: panel.recut.result is not None, timeout=TIMEOUT_MS)  # its curve is being counted
     panel.set_paths([str(big_corpus)])
     with qtbot.waitSignal(panel.run_cancelled, timeout=RUN_MS):
         assert panel.start()

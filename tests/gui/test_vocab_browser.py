@@ -37,7 +37,7 @@ def test_cl100k_rows_filters_sorting_parents_and_occurrences(qtbot, vocab):
 
     # fragments only: every row's bytes fail strict UTF-8, and the row is flagged in colour
     browser.fragments_only.setChecked(True)
-    qtbot.waitUntil(lambda: model.rowCount() < len(browser.table), timeout=2000)  # the debounce fires
+    qtbot.waitUntil(lambda: model.rowCount() < len(browser.table), timeout=TIMEOUT_MS)  # the debounce fires
     fragments = shown_ids(browser)
     assert 0 < len(fragments) < len(browser.table)
     for token_id in fragments:
@@ -233,7 +233,7 @@ def test_a_gguf_vocabulary_rows_kinds_search_and_odd_tokens(qtbot, vocab):
     browser.apply_filter()
     assert 2652 in shown_ids(browser)
     # the odd-token filters count with the WordPiece rule: the same counts as the analysis
-    qtbot.waitUntil(lambda: browser.oddities is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: browser.oddities is not None, timeout=TIMEOUT_MS)
     counts = find_oddities(bert).counts()
     texts = [browser.odd_combo.itemText(k) for k in range(browser.odd_combo.count())]
     assert texts[1] == f"unreachable ({counts['unreachable']:,})"
