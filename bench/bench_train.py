@@ -185,20 +185,26 @@ def run_tokviz(folder: Path, vocab_size: int, pattern: str, jobs: int | None) ->
     return result.token_bytes(), result.corpus.bytes
 
 
+class FedBytes:
+    """The corpus's texts for a peer's iterator, counting the UTF-8 bytes it was fed."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.bytes = folder, 0
+
+    def texts(self) -> Iterator[str]:
+        for text in corpus_texts(self.folder):
+            self.bytes += len(text.encode("utf-8"))
+            yield text
+
+
 def run_rustbpe(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     import rustbpe
 
-    fed = 0
-
-    def texts() -> Iterator[str]:
-        nonlocal fed
-        for text in corpus_texts(folder):
-            fed += len(text.encode("utf-8"))
-            yield text
+    fed = FedBytes(folder)
 
     tok = rustbpe.Tokenizer()
-    tok.train_from_iterator(texts(), vocab_size, pattern=pattern)
-    return [bytes(b) for b, _ in sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])], fed
+    tok.train_from_iterator(fed.texts(), vocab_size, pattern=pattern)
+    return [bytes(b) for b, _ in sorted(tok.get_mergeable_ranks(), key=lambda kv: kv[1])], fed.bytes
 
 
 def _byte_level_decoder() -> dict[str, int]:
@@ -217,13 +223,7 @@ def _byte_level_decoder() -> dict[str, int]:
 def run_hf(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
     from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
-    fed = 0
-
-    def texts() -> Iterator[str]:
-        nonlocal fed
-        for text in corpus_texts(folder):
-            fed += len(text.encode("utf-8"))
-            yield text
+    fed = FedBytes(folder)
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([
@@ -234,13 +234,13 @@ def run_hf(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tup
         vocab_size=vocab_size, min_frequency=2, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
-    tok.train_from_iterator(texts(), trainer)
+    tok.train_from_iterator(fed.texts(), trainer)
     decode = _byte_level_decoder()
     table = [bytes([b]) for b in range(256)]
     for merge in json.loads(tok.to_str())["model"]["merges"]:
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         table.append(bytes(decode[c] for c in left + right))
-    return table, fed
+    return table, fed.bytes
 
 
 RUNNERS = {"tokviz": run_tokviz, "rustbpe": run_rustbpe, "tokenizers": run_hf}
