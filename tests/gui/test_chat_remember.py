@@ -32,6 +32,12 @@ def test_state_round_trips_and_a_missing_file_is_none(tmp_path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["tokviz-chat.json"]  # no temporary left
 
 
+def test_a_first_run_saves_into_a_settings_folder_not_made_yet(tmp_path) -> None:
+    path = conversation_path(tmp_path / "fresh" / "tokviz" / "tokviz.ini")
+    save_state(path, STATE)
+    assert load_state(path) == STATE
+
+
 @pytest.mark.parametrize("damage", ["torn", "not json", "other format", "version 2", "bad messages", "bad tools"])
 def test_a_file_that_is_not_a_whole_conversation_is_refused_whole(tmp_path, damage) -> None:
     path = tmp_path / "tokviz-chat.json"

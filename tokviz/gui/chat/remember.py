@@ -44,7 +44,8 @@ def conversation_path(settings_file: str | Path) -> Path:
 
 
 def save_state(path: Path, state: ChatState) -> None:
-    """Write `state` to `path` atomically. Raises OSError."""
+    """Write `state` to `path` atomically, making the settings folder on a first run (Qt writes the
+    settings file itself only later). Raises OSError."""
     data = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -53,7 +54,7 @@ def save_state(path: Path, state: ChatState) -> None:
         "add_generation_prompt": state.generation_prompt,
         "variables": state.variables,
     }
-    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+    write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), make_folders=True)
 
 
 def load_state(path: Path) -> ChatState | None:
