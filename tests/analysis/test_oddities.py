@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
-from tokviz.analysis.oddities import encode_each, find_oddities, looks_like_control
+from tokviz.analysis.oddities import find_oddities, looks_like_control
 from tokviz.core import catalog
 from tokviz.core.tokens import is_fragment
 
@@ -43,7 +43,7 @@ def test_batched_encoding_equals_encoding_each_text_alone(vocab):
         texts = ["hello", " world", "  ", "\n\n", "한국어", "<|endoftext|>", "", "a b", "ing", "▁x",
                  "<｜begin▁of▁sentence｜>", "<|START_OF_TURN_TOKEN|>x", "Á", "x [PAD255999] y", "\ud83d\ude00",
                  "<s>", "[CLS] a"]
-        assert list(encode_each(tokenizer, texts)) == [[t.id for t in tokenizer.encode(x)] for x in texts]
+        assert list(tokenizer.encode_ordinary_batch(texts)) == [[t.id for t in tokenizer.encode(x)] for x in texts]
 
 
 def test_sentencepiece_pieces_are_tested_after_the_dummy_prefix(vocab):

@@ -34,7 +34,7 @@ of its own).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -202,8 +202,3 @@ def _witnesses(tokenizer: Tokenizer) -> list[str]:
         if head in begins:
             begins[head] += 1
     return sorted(single, key=lambda c: begins[c])[:_WITNESSES]
-
-
-def encode_each(tokenizer: Tokenizer, texts: Sequence[str]) -> Iterable[list[int]]:
-    """The ordinary ids of each text, as encoding it alone gives them (the tokenizer's batch)."""
-    return tokenizer.encode_ordinary_batch(texts)
