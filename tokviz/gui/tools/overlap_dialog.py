@@ -55,7 +55,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.analysis.export import csv_text
+from tokviz.analysis.export import to_csv
 from tokviz.analysis.overlap import (
     LENGTH_BUCKETS,
     ONLY_COLUMNS,
@@ -69,7 +69,6 @@ from tokviz.analysis.overlap import (
     overlap_of,
     shown_bytes,
 )
-from tokviz.core.files import write_atomic
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import hex_bytes
 from tokviz.gui.tools.tokenizers import load_tokenizer
@@ -575,7 +574,7 @@ class OverlapDialog(WorkDialog):
         if table is None:
             raise RuntimeError("nothing to export yet")
         try:
-            write_atomic(Path(path), csv_text(table.csv_rows(self.model.rows)).encode("utf-8"))
+            to_csv(table.csv_rows(self.model.rows), path)
         except OSError as e:
             self.status.setText(f"Cannot write {path}: {e.strerror or e}")
             raise
