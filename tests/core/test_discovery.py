@@ -143,6 +143,7 @@ def test_other_specs_load_as_listed(machine):
 
 @pytest.mark.parametrize(("spec", "message"), [
     ("hf:nobody/nothing", "is not in the Hugging Face cache"),
+    ("hf:nobody/x-GGUF/x.Q4_K_M.gguf", "`huggingface-cli download nobody/x-GGUF x.Q4_K_M.gguf`"),
     ("hf:deepseek-ai/DeepSeek-V3@deadbeef", "has no revision 'deadbeef'"),
     ("hf:no-slash", "expected hf:ORG/NAME"),
     ("hf:", "name a model after hf:"),

@@ -562,9 +562,10 @@ def _resolve_hf(rest: str) -> Resolved:
     hub = hf_hub_dir()
     repo_dir = hub / f"models--{org}--{model}"
     if not repo_dir.is_dir():
+        wanted = file or "tokenizer.json tokenizer_config.json"  # a -GGUF repository has only its files
         raise TokenizerError(
-            f"hf:{repo} is not in the Hugging Face cache ({hub}); download it with "
-            f"`huggingface-cli download {repo} tokenizer.json tokenizer_config.json`"
+            f"hf:{repo}{'/' + file if file else ''} is not in the Hugging Face cache ({hub}); download it with "
+            f"`huggingface-cli download {repo} {wanted}`"
         )
     snapshot = hf_snapshot(repo_dir, revision or None)
     if snapshot is None:
