@@ -119,6 +119,14 @@ def test_a_trained_vocabulary_beside_its_base(qtbot, tmp_path: Path, capsys) -> 
     assert merges.rowCount() == 40 and [merges.data(merges.index(r, 1)) for r in range(40)] == [
         str(i) for i in range(300, 340)]
     assert f"adds 40 tokens to {expected.names[1]}" in dialog.merges_note.text()
+    # the new merges sort on a header click: by bytes, then by id again, both ways
+    header = dialog.merges_view.horizontalHeader()
+    ids = [merges.data(merges.index(r, 1)) for r in range(40)]
+    header.setSortIndicator(3, Qt.SortOrder.AscendingOrder)
+    by_bytes = [merges.rows[r][1].data for r in range(40)]
+    assert by_bytes == sorted(by_bytes) and by_bytes != [m.data for _, m in sorted(merges.rows, key=lambda r: r[1].id)]
+    header.setSortIndicator(1, Qt.SortOrder.DescendingOrder)
+    assert [merges.data(merges.index(r, 1)) for r in range(40)] == ids[::-1]
     dialog.set_chosen([small])  # one alone cannot be compared
     assert not dialog.compare_button.isEnabled() and dialog.start() is None
 
@@ -177,3 +185,16 @@ def test_the_overlap_option_opens_the_dialog_at_start(qtbot, tmp_path: Path) -> 
     qtbot.waitUntil(lambda: dialog.outcome is not None, timeout=TIMEOUT_MS)
     assert dialog.model.rowCount() == 24
     window.close()
+
+
+def test_many_vocabularies_are_chosen_from_rows_of_check_boxes(qtbot) -> None:
+    specs = ["cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2", "qwen"]
+    dialog = OverlapDialog(specs)
+    qtbot.addWidget(dialog)
+    dialog.resize(900, 600)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    rows = sorted({box.geometry().top() for box in dialog.choices})
+    assert len(rows) == 2  # four, then two: the dialog keeps its width
+    assert dialog.minimumSizeHint().width() <= 900
+    assert dialog.chosen() == specs

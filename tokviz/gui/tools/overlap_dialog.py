@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -203,6 +204,7 @@ class OnlyTableModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
+CHOICES_PER_ROW = 4  # vocabularies to choose from, per row of check boxes
 MERGE_COLUMNS = ("Vocabulary", "ID", "Text", "Bytes", "Merged from", "Parent ids")
 
 
@@ -228,6 +230,21 @@ class MergesModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and role == _DISPLAY:
             return MERGE_COLUMNS[section]
         return None
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort on a column: text and bytes by the token's bytes, ids as numbers, a row without
+        parents after every row with them; ties keep the id order (a stable sort)."""
+        def key(row: tuple[str, NewMerge]) -> tuple[object, ...]:
+            name, merge = row
+            parents, parts = merge.parents, merge.parent_bytes
+            return (
+                (name, merge.id), (merge.id,), (merge.data,), (merge.data,),
+                (parts is None, parts or (b"", b"")), (parents is None, parents or (0, 0)),
+            )[column]
+
+        self.layoutAboutToBeChanged.emit()
+        self.rows.sort(key=key, reverse=order == Qt.SortOrder.DescendingOrder)
+        self.layoutChanged.emit()
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY):
         if role == _ALIGN:
@@ -303,14 +320,18 @@ class OverlapDialog(WorkDialog):
     def _build_ui(self) -> None:
         self.choices: list[QCheckBox] = []
         top = QHBoxLayout()
-        top.addWidget(QLabel("Compare:"))
-        for spec in self.specs:
+        top.addWidget(QLabel("Compare:"), 0, Qt.AlignmentFlag.AlignTop)
+        # the check boxes in rows of CHOICES_PER_ROW, so six or more panes do not widen the dialog
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        for i, spec in enumerate(self.specs):
             # a trained or opened vocabulary's spec is a path: its file name, the path as the tip
             shown = spec if len(spec) <= 32 else Path(spec).name
             box = QCheckBox(shown.replace("&", "&&"), checked=True, toolTip=spec)
             box.toggled.connect(self._update_compare_button)
             self.choices.append(box)
-            top.addWidget(box)
+            grid.addWidget(box, *divmod(i, CHOICES_PER_ROW))
+        top.addLayout(grid)
         top.addStretch(1)
         self.compare_button = QPushButton("Compare")
         self.compare_button.clicked.connect(self.start)
@@ -346,6 +367,8 @@ class OverlapDialog(WorkDialog):
         self.only_index = self.tabs.addTab(self._build_only_page(), "Only in one")
         row_height = self.fontMetrics().height() + ROW_HEIGHT_PAD
         self.merges_view = _table_view(self.merges_model, (140, 70, 150, 150, 220), row_height)
+        self.merges_view.setSortingEnabled(True)
+        self.merges_view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.merges_note = QLabel("", objectName="paneSubheader", wordWrap=True)
         merges_page = QWidget()
         box = QVBoxLayout(merges_page)
