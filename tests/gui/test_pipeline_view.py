@@ -90,10 +90,13 @@ def test_gguf_stages_bpe_spm_and_wordpiece(qtbot, vocab):
     assert view.box("pre-tokenization").stage.note.endswith("(byte-level pieces shown as text)")
     assert view.box("ids").labels() == [str(i) for i in qwen2.encode_ids(text)]
     assert view.box("special tokens").chips is None  # the file does not ask for BOS
+    assert not view.bos_box.isChecked() and not view.bos_box.isEnabled()
     spm = vocab("ggml-vocab-llama-spm")
     view = make_view(qtbot, "ggml-vocab-llama-spm", text)
     assert view.box("normalization").stage.text == "▁Hello▁▁World!▁Ünïcödé"
     assert view.box("special tokens").labels() == ["<s>"]  # add_bos_token
+    # the greyed box shows the file's rule: it adds <s> (it was shown off)
+    assert view.bos_box.isChecked() and not view.bos_box.isEnabled() and "<s>" in view.bos_box.toolTip()
     assert "add_bos_token" in view.box("special tokens").stage.note
     assert view.box("ids").labels() == [str(i) for i in spm.encode_ids(text)]
     # WordPiece: lower-casing and accent stripping are the normalization; the words are not byte-level

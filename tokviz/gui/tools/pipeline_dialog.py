@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -62,6 +62,13 @@ def stages_for(
     if is_sentencepiece(base):
         options["add_bos"] = add_bos
     return pipeline(base, text, **options)
+
+
+def own_bos(tokenizer: Tokenizer, text: str) -> str:
+    """The piece a vocabulary adds before `text` by its own rule (a GGUF's add_bos_token, a
+    tokenizer.json's post-processor), or "" when it adds none (tiktoken)."""
+    added = tokenizer.specials_added(text)
+    return tokenizer.piece(added.before[0]) if added is not None and added.before else ""
 
 
 class StageBox(QFrame):
@@ -190,13 +197,14 @@ class PipelineDialog(WorkDialog):
         spec, base, text, policy = self.spec, self.tokenizer, self.text, self.policy
         chatglm, add_bos = self.chatglm_box.isChecked(), self.bos_box.isChecked()
 
-        def work(job: object) -> tuple[Tokenizer, list[Stage] | str]:
+        def work(job: object) -> tuple[Tokenizer, list[Stage] | str, str | None]:
             tok = base if base is not None else catalog.load(spec)
             try:
-                profile = is_sentencepiece(tok) and chatglm  # asked here first, so _show's ask is cheap
-                return tok, stages_for(tok, text, policy, chatglm=profile, add_bos=add_bos)
+                sentencepiece = is_sentencepiece(tok)  # asked here first, so _show's ask is cheap
+                stages = stages_for(tok, text, policy, chatglm=sentencepiece and chatglm, add_bos=add_bos)
+                return tok, stages, None if sentencepiece else own_bos(tok, text)
             except Exception as e:  # noqa: BLE001 (the tokenizer is loaded: keep it, say what went wrong)
-                return tok, str(e) or type(e).__name__
+                return tok, str(e) or type(e).__name__, None
 
         call = Worker(work, owner=self, name="tokviz-pipeline")
         call.returned.connect(self._show)
@@ -216,11 +224,16 @@ class PipelineDialog(WorkDialog):
         self.stack.setCurrentIndex(1)
         self.ready.emit()
 
-    def _show(self, result: tuple[Tokenizer, list[Stage] | str]) -> None:
-        self.tokenizer, stages = result
+    def _show(self, result: tuple[Tokenizer, list[Stage] | str, str | None]) -> None:
+        self.tokenizer, stages, bos = result
         sentencepiece = is_sentencepiece(self.tokenizer)
         self.chatglm_box.setEnabled(sentencepiece)
         self.bos_box.setEnabled(sentencepiece and not self.chatglm_box.isChecked())
+        if bos is not None:  # the vocabulary decides: the greyed box shows its rule, not a choice
+            with QSignalBlocker(self.bos_box):
+                self.bos_box.setChecked(bool(bos))
+            self.bos_box.setToolTip(f"Set by the vocabulary itself: it adds {bos} before the text" if bos
+                                    else "Set by the vocabulary itself: it adds no BOS")
         profile = " · ChatGLM-6B profile" if sentencepiece and self.chatglm_box.isChecked() else ""
         self.header.setText(f"{self.tokenizer.describe()}{profile} · {len(self.text):,} characters")
         if isinstance(stages, str):
