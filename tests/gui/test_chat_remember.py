@@ -7,10 +7,12 @@ import json
 
 import pytest
 
+from tests.gui.conftest import TIMEOUT_MS
+from tests.gui.test_chat import pane_of, wait_rendered
 from tokviz.gui.app import build_window
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION
 from tokviz.gui.chat.panel import ChatPanel
-from tokviz.gui.chat.remember import ChatState, conversation_path, load_state, save_state
+from tokviz.gui.chat.remember import ChatState, EditedTemplate, conversation_path, load_state, save_state
 
 MESSAGES = [
     {"role": "system", "content": "Be brief. 한국어도 됩니다 <|im_end|>"},
@@ -20,7 +22,8 @@ MESSAGES = [
     {"role": "tool", "content": "sunny", "name": "weather"},
 ]
 TOOLS = [{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}]
-STATE = ChatState(MESSAGES, TOOLS, True, "enable_thinking=false")
+STATE = ChatState(MESSAGES, TOOLS, True, "enable_thinking=false",
+                  {"ggml-vocab-qwen2": EditedTemplate("built-in: chatml", "{{ messages[0].content }}")})
 
 
 def test_state_round_trips_and_a_missing_file_is_none(tmp_path) -> None:
@@ -38,7 +41,8 @@ def test_a_first_run_saves_into_a_settings_folder_not_made_yet(tmp_path) -> None
     assert load_state(path) == STATE
 
 
-@pytest.mark.parametrize("damage", ["torn", "not json", "other format", "version 2", "bad messages", "bad tools"])
+@pytest.mark.parametrize("damage", ["torn", "not json", "other format", "version 2", "bad messages", "bad tools",
+                                    "bad templates"])
 def test_a_file_that_is_not_a_whole_conversation_is_refused_whole(tmp_path, damage) -> None:
     path = tmp_path / "tokviz-chat.json"
     save_state(path, STATE)
@@ -51,10 +55,20 @@ def test_a_file_that_is_not_a_whole_conversation_is_refused_whole(tmp_path, dama
     else:
         data |= {"other format": {"format": "something"}, "version 2": {"version": 2},
                  "bad messages": {"messages": [{"content": "no role"}]},
-                 "bad tools": {"tools": "weather"}}[damage]
+                 "bad tools": {"tools": "weather"},
+                 "bad templates": {"templates": {"qwen": {"source": 3}}}}[damage]
         path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match=str(path.name)):
         load_state(path)
+
+
+def test_a_file_from_before_templates_were_kept_still_reads(tmp_path) -> None:
+    path = tmp_path / "tokviz-chat.json"
+    save_state(path, STATE)
+    data = json.loads(path.read_bytes())
+    del data["templates"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert load_state(path) == ChatState(MESSAGES, TOOLS, True, "enable_thinking=false")
 
 
 def _panel(qtbot, settings_file, **kwargs) -> ChatPanel:
@@ -137,3 +151,38 @@ def test_at_1024x700_the_message_column_shows_the_whole_example(qtbot, settings)
     for row in editor.rows:
         top = row.mapTo(port, row.rect().topLeft()).y()
         assert top >= 0 and top + row.height() <= port.height(), (top, row.height(), port.height())
+
+
+def test_a_panes_edited_template_is_kept_for_the_next_run(qtbot, tmp_path) -> None:
+    ini = tmp_path / "tokviz.ini"
+    edited = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}"
+    first = _panel(qtbot, ini)
+    first.set_specs(["ggml-vocab-qwen2", "cl100k_base"])
+    wait_rendered(qtbot, first)
+    pane = pane_of(first, "ggml-vocab-qwen2")
+    with qtbot.waitSignal(pane.updated, timeout=TIMEOUT_MS):
+        pane.choose("built-in: chatml")
+    for text in (edited[:-5], edited):  # typed in two steps: still one edit of chatml
+        with qtbot.waitSignal(pane.updated, timeout=TIMEOUT_MS):
+            first.template_edit.setPlainText(text)
+            first.apply_template_edit()
+    assert pane.choice.name == "chatml (edited)" and pane.analysis.text.startswith("<system>")
+    assert first.save()
+    assert load_state(conversation_path(ini)).templates == {
+        "ggml-vocab-qwen2": EditedTemplate("built-in: chatml", edited)}
+
+    second = _panel(qtbot, ini)
+    second.set_specs(["cl100k_base", "ggml-vocab-qwen2"])
+    wait_rendered(qtbot, second)
+    again = pane_of(second, "ggml-vocab-qwen2")
+    assert again.choice.label == "edited" and again.choice.source == edited
+    assert again.choice.name == "chatml (edited)" and again.analysis.text.startswith("<system>")
+    assert pane_of(second, "cl100k_base").choice.label != "edited"
+    # a run without that pane keeps its edit; choosing its own template again forgets it
+    third = _panel(qtbot, ini)
+    third.set_specs(["cl100k_base"])
+    wait_rendered(qtbot, third)
+    assert third.save() and "ggml-vocab-qwen2" in load_state(conversation_path(ini)).templates
+    with qtbot.waitSignal(again.updated, timeout=TIMEOUT_MS):
+        again.choose(again.template_labels()[0])
+    assert second.save() and load_state(conversation_path(ini)).templates == {}

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from tokviz.analysis.chat import ChatAnalysis
 from tokviz.analysis.chat_sources import BUILTIN, TemplateSourceError, builtin, choose_template
 from tokviz.analysis.chat_template import ChatTemplateError
+from tokviz.gui.chat.remember import EditedTemplate
 from tokviz.gui.chat.styles import token_styles
 from tokviz.gui.chat.work import (
     ChatRequest,
@@ -64,6 +65,8 @@ class ChatPane(QFrame):
         self.busy = False
         self.choice: TemplateChoice | None = None
         self._choices: list[TemplateChoice] = []
+        self.edited_from: str | None = None  # the label of the choice the "edited" one was typed over
+        self.pending_edit: EditedTemplate | None = None  # a remembered edit, for when the pane has loaded
         self._conversation: Conversation | None = None
         self._render: Worker | None = None
         self._build_ui()
@@ -123,6 +126,10 @@ class ChatPane(QFrame):
         self._fill_combo()
         self.template_combo.setEnabled(True)
         self._select(0)
+        pending, self.pending_edit = self.pending_edit, None
+        if pending is not None and self._apply_edit(pending):
+            self.updated.emit(self)  # the edit rendered it
+            return
         self.subtitle.setText(self._describe())
         self.updated.emit(self)
         self._submit()
@@ -174,8 +181,35 @@ class ChatPane(QFrame):
         if self.choice is None or source == self.choice.source:
             return
         base = self.choice
+        if base.label != "edited":
+            self.edited_from = base.label
         self._choices = [c for c in self._choices if c.label != "edited"]
         self._add_choice(base.edited(source), announce=False)
+
+    def edited_template(self) -> EditedTemplate | None:
+        """The template as edited here, to remember (None when the pane renders an unedited one)."""
+        if self.choice is None or self.choice.label != "edited" or self.edited_from is None:
+            return None
+        return EditedTemplate(self.edited_from, self.choice.source)
+
+    def restore_edit(self, edit: EditedTemplate) -> None:
+        """Render with a remembered edit: now if the pane has loaded, else once it has."""
+        if self.loaded is None:
+            self.pending_edit = edit
+        else:
+            self._apply_edit(edit)
+
+    def _apply_edit(self, edit: EditedTemplate) -> bool:
+        """Pick the choice the edit was typed over (the first one when it is gone, say a file not
+        opened this run), then the edited text; False when the edit is that choice's own text."""
+        labels = [c.label for c in self._choices]
+        base = self._choices[labels.index(edit.based_on) if edit.based_on in labels else 0]
+        if base.label == "edited" or edit.source == base.source:
+            return False
+        self.edited_from = base.label
+        self._choices = [c for c in self._choices if c.label != "edited"]
+        self._add_choice(base.edited(edit.source))
+        return True
 
     def _add_choice(self, choice: TemplateChoice, *, announce: bool = True) -> None:
         self._choices.append(choice)

@@ -34,7 +34,7 @@ from tokviz.analysis.chat import template_variables
 from tokviz.analysis.chat_template import Limits
 from tokviz.gui.chat.chat_pane import ChatPane
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION, MessageEditor
-from tokviz.gui.chat.remember import ChatState, conversation_path, load_state, save_state
+from tokviz.gui.chat.remember import ChatState, EditedTemplate, conversation_path, load_state, save_state
 from tokviz.gui.chat.work import Conversation
 from tokviz.gui.compare.cells import ViewOptions
 
@@ -81,13 +81,24 @@ class ChatPanel(QWidget):
         self._build_ui(context_limit)
         self.set_messages(DEFAULT_CONVERSATION)
         self.restore_note: str | None = None  # why the remembered conversation is not shown
+        self._edits: dict[str, EditedTemplate] = {}  # spec -> its remembered template edit
         if restore and self.remember_path is not None:
             self.restore()
 
     # -- remembered between runs ------------------------------------------------------------------
     def state(self) -> ChatState:
+        # the panes' edits now; a remembered edit of a vocabulary with no pane this run stays
+        edits = dict(self._edits)
+        for pane in self.panes:
+            if pane.loaded is None and pane.pending_edit is not None:
+                continue  # not loaded yet: its remembered edit stands
+            edit = pane.edited_template()
+            if edit is None:
+                edits.pop(pane.spec, None)
+            else:
+                edits[pane.spec] = edit
         return ChatState(self.messages(), [dict(t) for t in self.tools] if self.tools is not None else None,
-                         self.generation.isChecked(), self.variables.text())
+                         self.generation.isChecked(), self.variables.text(), edits)
 
     def restore(self) -> bool:
         """Show the remembered conversation, whole; a file that is not whole is not used at all
@@ -106,6 +117,10 @@ class ChatPanel(QWidget):
             self.generation.setChecked(state.generation_prompt)
             self.variables.setText(state.variables)
         self.set_messages(state.messages, tools=state.tools)
+        self._edits = dict(state.templates)
+        for pane in self.panes:
+            if pane.spec in self._edits:
+                pane.restore_edit(self._edits[pane.spec])
         return True
 
     def save(self) -> bool:
@@ -223,6 +238,8 @@ class ChatPanel(QWidget):
 
     def _new_pane(self, spec: str) -> ChatPane:
         pane = ChatPane(spec, options=self.options)
+        if spec in self._edits:
+            pane.restore_edit(self._edits[spec])
         pane.updated.connect(self._on_pane_updated)
         pane.choice_changed.connect(self._on_choice_changed)
         pane.message_hovered.connect(self._on_pane_message_hover)

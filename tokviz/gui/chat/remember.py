@@ -2,7 +2,8 @@
 (as the window keeps its text in `<settings>-input.txt`), written atomically, read all or nothing.
 
 The file holds the messages (with the keys besides role and content that came with them), the
-tools, `add_generation_prompt` and the template variables as typed. It is written whole through
+tools, `add_generation_prompt`, the template variables as typed, and each pane's edited template
+(keyed by the pane's vocabulary: the template it was edited from, and the edited text). It is written whole through
 `write_atomic` (a temporary file, then a rename), so a crash leaves the old conversation or the
 new one, never half of each. A file that does not parse or has the wrong shape is not used at all:
 the Chat mode shows its example conversation and says why, and the file stays as it is until the
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,15 @@ FORMAT_VERSION = 1
 
 
 @dataclass(frozen=True)
+class EditedTemplate:
+    """A pane's template as edited in the template editor: the choice it was edited from (its
+    label in the pane's picker, say "own: default") and the edited source."""
+
+    based_on: str
+    source: str
+
+
+@dataclass(frozen=True)
 class ChatState:
     """What the Chat mode remembers."""
 
@@ -31,6 +41,7 @@ class ChatState:
     tools: list[dict[str, Any]] | None = None
     generation_prompt: bool = False
     variables: str = ""
+    templates: dict[str, EditedTemplate] = field(default_factory=dict)  # spec -> its pane's edit
 
 
 def conversation_path(settings_file: str | Path) -> Path:
@@ -53,6 +64,7 @@ def save_state(path: Path, state: ChatState) -> None:
         "tools": state.tools,
         "add_generation_prompt": state.generation_prompt,
         "variables": state.variables,
+        "templates": {spec: {"based_on": t.based_on, "source": t.source} for spec, t in state.templates.items()},
     }
     write_atomic(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"), make_folders=True)
 
@@ -82,7 +94,14 @@ def load_state(path: Path) -> ChatState | None:
     generation, variables = data.get("add_generation_prompt", False), data.get("variables", "")
     if not isinstance(generation, bool) or not isinstance(variables, str):
         raise ValueError(f"{path}: 'add_generation_prompt' or 'variables' has the wrong type")
-    return ChatState(list(messages), tools, generation, variables)  # type: ignore[arg-type]
+    templates = data.get("templates", {})  # absent in files written before templates were kept
+    if not (isinstance(templates, dict) and all(
+        isinstance(t, dict) and isinstance(t.get("based_on"), str) and isinstance(t.get("source"), str)
+        for t in templates.values()
+    )):
+        raise ValueError(f"{path}: 'templates' is not a map of edited templates")
+    edited = {spec: EditedTemplate(t["based_on"], t["source"]) for spec, t in templates.items()}
+    return ChatState(list(messages), tools, generation, variables, edited)  # type: ignore[arg-type]
 
 
 def _messages(value: object) -> bool:

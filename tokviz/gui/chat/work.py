@@ -9,6 +9,7 @@ running when the next starts).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,9 @@ class TemplateChoice:
         return cls(label, template.source, template.name, template.origin, dict(template.special_strings))
 
     def edited(self, source: str) -> TemplateChoice:
+        """This template with `source` typed over it (an edit of an edit keeps the first's name)."""
+        if self.label == "edited":
+            return dataclasses.replace(self, source=source)
         return TemplateChoice("edited", source, f"{self.name} (edited)", "edited here", self.special_strings)
 
 
