@@ -10,7 +10,11 @@ Measures, offscreen:
       every 50 ms), and the CPU seconds they spent from the paste to the end (what a noisy shared
       machine distorts least).
 
-    .venv/bin/python bench/bench_gui.py [--mb 1.0] [-t cl100k_base -t ...]
+With --stages, also where each pane's time went: its request waiting in the tokenizer process,
+the encode, the reply landing in the pane's worker, the preparation of cells and widths, and the
+GUI thread's share (the result landing, layout slices, painting new lines).
+
+    .venv/bin/python bench/bench_gui.py [--mb 1.0] [-t cl100k_base -t ...] [--stages]
 """
 
 from __future__ import annotations
@@ -96,12 +100,59 @@ def ready(window, text: str) -> bool:
     return tokenized(window, text) and all(p.error is not None or p.view.layout_done for p in window.panes)
 
 
+class GuiStages:
+    """How long the GUI thread spends in each step of showing a result, per pane: the result
+    landing (`TokenPane._on_finished`, which starts the layout), layout slices and painting new
+    lines. Wraps the methods of the classes (a benchmark's probe; the app itself is unchanged)."""
+
+    def __init__(self) -> None:
+        from tokviz.gui.compare.pane import TokenPane
+        from tokviz.gui.compare.token_view import TokenView
+
+        self.calls: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for cls, name in ((TokenPane, "_on_finished"), (TokenView, "_layout_slice"), (TokenView, "_line_pixmap")):
+            self._wrap(cls, name)
+
+    def _wrap(self, cls, name: str) -> None:
+        original = getattr(cls, name)
+        calls = self.calls
+
+        def timed(obj, *args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return original(obj, *args, **kwargs)
+            finally:
+                owner = getattr(obj, "spec", None) or getattr(obj.parent(), "spec", "?")
+                calls.setdefault((owner, name), []).append((t, time.perf_counter()))
+
+        setattr(cls, name, timed)
+
+    def report(self, window, t0: float) -> None:
+        print("per pane, seconds after the paste (tokenizer process, pane worker, GUI thread):")
+        for p in window.panes:
+            if p.result is None:
+                continue
+            parts = [f"{name} {a - t0:.2f}-{b - t0:.2f}" if b > a else f"{name} {a - t0:.2f}"
+                     for name, a, b in p.result.extra.get("stages", ())]
+            print(f"  {p.spec:>16}: " + ", ".join(parts))
+            gui = []
+            for name in ("_on_finished", "_layout_slice", "_line_pixmap"):
+                spans = self.calls.get((p.spec, name), [])
+                if spans:
+                    longest = max(b - a for a, b in spans)
+                    gui.append(f"{name.strip('_')} x{len(spans)} {sum(b - a for a, b in spans) * 1000:.0f} ms "
+                               f"(longest {longest * 1000:.0f}) {spans[0][0] - t0:.2f}-{spans[-1][1] - t0:.2f}")
+            print(f"  {'':>16}  GUI: " + "; ".join(gui))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=1.0)
     ap.add_argument("-t", "--tokenizer", action="append", dest="specs")
     ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--stages", action="store_true", help="print where each pane's time went")
     args = ap.parse_args(argv)
+    stages = GuiStages() if args.stages else None
     specs = args.specs or (default_specs(4) + ["o200k_base", "qwen", "p50k_base"])[:4]
     opened = open_window(specs)
     if opened is None:
@@ -144,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     end = t0 + times.get("laid out", args.timeout)
     gaps = [g for g, a in zip(meter.gaps, meter.at) if a <= end + 0.05]
     report(window, text, paste_s, times, gaps)
+    if stages is not None:
+        stages.report(window, t0)
     sizes = memory
     others = ", ".join(f"{v:.0f}" for k, v in sizes.items() if k != os.getpid())
     print(f"resident memory: {sum(sizes.values()):.0f} MiB in {len(sizes)} processes (this one "

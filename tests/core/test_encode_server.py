@@ -106,3 +106,50 @@ def test_a_loaded_panes_requests_go_before_the_next_load() -> None:
         requests.put(message)
     assert [requests.get()[:2] for _ in range(4)] == [("encode", 1), ("drop", 3), ("stream", 1), ("load", 2)]
     assert requests._items == []  # the dropped pane's load went with it
+
+
+def same_columns(a, b) -> bool:
+    names = ("ids", "byte_starts", "byte_ends", "starts", "ends", "key_index")
+    return (all(getattr(a, n).tolist() == getattr(b, n).tolist() for n in names)
+            and a.uniques == b.uniques and a.n_bytes == b.n_bytes)
+
+
+def test_concurrent_encodes_of_several_panes_give_the_serial_columns(vocab) -> None:
+    from tokviz.core.encode_server import compact
+
+    specs = ["cl100k_base", "qwen", "mistral-7b-v0.1", "cl100k_base"]  # two panes share a vocabulary
+    text = "根 안녕 👋🏽 <|endoftext|> plain  text\n\n\tindented " * 3000
+    policy = SpecialPolicy.parse("all")
+    conn, child = start_server()
+    try:
+        for key, spec in enumerate(specs, 1):
+            conn.send(("load", key, spec))
+        assert sorted(receive_reply(conn)[:2] for _ in specs) == [("loaded", k) for k in range(1, 5)]
+        for key in range(1, 5):
+            conn.send(("encode", key, key * 10, text, policy, key == 3))
+        replies = {r[1]: r for r in (receive_reply(conn) for _ in specs)}
+        for key, spec in enumerate(specs, 1):
+            assert replies[key][:3] == ("done", key, key * 10)
+            serial = compact(encode(vocab(spec), text, policy, model_adds=key == 3))
+            assert same_columns(replies[key][3], serial), spec
+    finally:
+        conn.close()
+        child.join(30)
+
+
+def test_the_encode_threads_take_turns_per_pane_and_per_vocabulary() -> None:
+    from tokviz.core.encode_server import _Requests
+
+    requests = _Requests(threads=2)
+    spec_of = {1: "qwen", 2: "qwen", 3: "cl100k_base", 4: "o200k_base"}
+    requests.hold(1, "qwen")  # key 1's encode is at hand on one thread
+    for message in [("cancel", 1), ("encode", 1, 2, "b", None, False), ("encode", 2, 1, "a", None, False),
+                    ("encode", 3, 1, "a", None, False), ("encode", 4, 1, "a", None, False), ("drop", 4)]:
+        requests.put(message)
+    # not key 1's (its encode sees its cancel and next encode waiting), not key 2's (same vocabulary)
+    assert requests.newer_encode(1) and requests.get(spec_of)[:2] == ("encode", 3)
+    requests.hold(3, "cl100k_base")  # both threads at work: no encode goes, a drop may
+    assert requests.get(spec_of)[:2] == ("drop", 4)
+    requests.done(1, "qwen")
+    assert requests.get(spec_of)[:2] == ("cancel", 1)
+    assert requests.get(spec_of)[:2] == ("encode", 1)

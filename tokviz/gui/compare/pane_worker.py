@@ -328,12 +328,19 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
             return PaneFailed(req.gen, reply[-1]), last
         cols = reply[3]
         last = (req.text, req.policy, cols, req.model_adds)
+    received = time.perf_counter()
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
     tokens, cells, widths, newlines = prepare(cols, req.options, measurers.for_fonts(req.fonts))
+    prepared = time.perf_counter()
     trim_heap()  # the received bytes and the preparation's temporaries are free now
+    columns = line_columns(widths, newlines)
+    done = time.perf_counter()
+    # where the time went, on the system's monotonic clock (the tokenizer process's stages first)
+    stages = [*cols.extra.get("stages", ()), ("asked", t0, t0), ("received", received, received),
+              ("prepare", received, prepared), ("trim+line columns", prepared, done)]
     return PaneResult(
         req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
-        cols.ids, cols.starts, cols.ends, cols.n_bytes, time.perf_counter() - t0,
-        line_columns=line_columns(widths, newlines),
+        cols.ids, cols.starts, cols.ends, cols.n_bytes, done - t0,
+        extra={"stages": stages}, line_columns=columns,
     ), last
