@@ -32,6 +32,18 @@ def test_display_text_marks_whitespace_controls_and_partial_bytes():
     assert display_text(b"\x1b", visible_whitespace=False) == "⟨ESC⟩"
 
 
+def test_a_combining_mark_after_a_name_sits_on_a_dotted_circle_not_on_the_name():
+    # o200k cuts the keycap emoji 1️⃣ as "1" and VS16 + U+20E3: the keycap would enclose the "⟩"
+    from tokviz.core import catalog
+
+    o200k = catalog.load("o200k_base")
+    pieces = [display_text(t.bytes) for t in o200k.encode("1\ufe0f\u20e3")]
+    assert "".join(pieces).endswith("⟨VS16⟩◌\u20e3") and "⟩\u20e3" not in "".join(pieces)
+    assert display_text("\r\u0301") == "⟨CR⟩◌\u0301"
+    assert display_text("\r\u0301", visible_whitespace=False) == "\r\u0301"  # no name: nothing added
+    assert display_text("e\u0301 \u0915\u093f") == "e\u0301·\u0915\u093f"  # marks on letters stay as they are
+
+
 def test_hex_bytes():
     assert hex_bytes(b" \xe6\xa0") == "20 e6 a0"
 

@@ -13,6 +13,7 @@ import enum
 from typing import NamedTuple
 
 import numpy as np
+import regex
 
 REPLACEMENT = "\ufffd"
 
@@ -118,6 +119,13 @@ _WHITESPACE = {" ": "·", "\t": "→", "\n": "↵", "\r": "⟨CR⟩", "\u00a0": 
 _NAMED = {ch: f"⟨{name}⟩" for ch, name in INVISIBLE_NAMES.items()}
 _VISIBLE_TABLE = str.maketrans({**_NAMED, **_WHITESPACE})
 _CONTROL_ONLY_TABLE = str.maketrans(_NAMED)
+#: a named character followed by a combining mark (VS16 then the keycap U+20E3 in `1️⃣`): the mark
+#: would draw on the name's closing `⟩` (a keycap around it), so it gets the dotted circle U+25CC,
+#: the base Unicode shows a mark on alone
+_LABELLED = "".join(_NAMED)
+_NAME_THEN_MARK = regex.compile(f"([{regex.escape(_LABELLED)}])(?=\\p{{M}})")
+_LABEL_THEN_MARK = regex.compile(f"([{regex.escape(_LABELLED + chr(13) + chr(0xA0))}])(?=\\p{{M}})")
+_DOTTED_CIRCLE = "\u25cc"
 
 
 def display_text(data: bytes | str, *, visible_whitespace: bool = True) -> str:
@@ -131,8 +139,15 @@ def display_text(data: bytes | str, *, visible_whitespace: bool = True) -> str:
     'a·b→⟨CR⟩↵�'
     >>> display_text("❤\\ufe0f\\u200d\\x07\\u00a0", visible_whitespace=False)
     '❤⟨VS16⟩⟨ZWJ⟩⟨BEL⟩\\xa0'
+
+    A combining mark right after a name is drawn on a dotted circle, not on the name's `⟩`:
+
+    >>> display_text("1\\ufe0f\\u20e3")
+    '1⟨VS16⟩◌⃣'
     """
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    if not text.isascii():  # an ASCII text holds no combining mark
+        text = (_LABEL_THEN_MARK if visible_whitespace else _NAME_THEN_MARK).sub(rf"\1{_DOTTED_CIRCLE}", text)
     return text.translate(_VISIBLE_TABLE if visible_whitespace else _CONTROL_ONLY_TABLE)
 
 
