@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.training.texts import TRAINING
-from tokviz.training._educational import train_merges
+from tokviz.training._educational import merge, train_merges
 from tokviz.training.bpe import BpeTrainer, train_bpe
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN
@@ -87,6 +87,44 @@ def test_text_corpus_matches_reference_and_round_trips(texts):
     tok = trained_tokenizer(result)
     for text in texts:
         assert tok.encoding.decode(tok.encoding.encode(text)) == text
+
+
+def _reference_curve(chunks: dict[bytes, int], merges: list[tuple[int, int, int]]) -> list[int]:
+    """Corpus tokens before any merge and after each, by replaying the merges the slow way."""
+    words = {tuple(w): f for w, f in chunks.items()}
+    curve = [sum(len(w) * f for w, f in words.items())]
+    for i, (left, right, _) in enumerate(merges):
+        words = {merge(w, (left, right), 256 + i): f for w, f in words.items()}
+        curve.append(sum(len(w) * f for w, f in words.items()))
+    return curve
+
+
+@settings(max_examples=120, deadline=None)
+@given(chunk_lists, st.integers(1, 40), st.integers(1, 12))
+def test_counts_and_curve_match_reference_at_any_floor(chunks, num_merges, min_frequency):
+    # pairs that fall below the floor are dropped as they fall: the merges must not notice
+    expected = train_merges(chunks, num_merges, min_frequency=min_frequency)
+    stats = train_bpe(keyed(chunks), num_merges, min_frequency=min_frequency)
+    assert stats.merges == expected
+    assert stats.corpus_tokens() == _reference_curve(chunks, expected)
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        {b"ababab": 1, b"ba": 1},  # adjacent occurrences: (b, a) is lost once per gap, (new, new) made
+        {b"aaaa": 3, b"aaa": 2, b"a": 7},  # overlapping runs: windows counted, pairs replaced once
+        {b"abcabc": 2, b"bcab": 2, b"cabca": 1},  # ties everywhere: the smallest pair first
+        {b"xyxyxy": 1, b"yx": 2, b"xy": 1},  # a pair made by a merge ties with one that existed
+        {b"ab": 1, b"cd": 1, b"abcd": 1},  # every pair falls to the floor together
+    ],
+)
+@pytest.mark.parametrize("min_frequency", [1, 2, 3])
+def test_small_cases_match_reference(chunks, min_frequency):
+    expected = train_merges(chunks, 30, min_frequency=min_frequency)
+    stats = train_bpe(keyed(chunks), 30, min_frequency=min_frequency)
+    assert stats.merges == expected
+    assert stats.corpus_tokens() == _reference_curve(chunks, expected)
 
 
 def test_identical_across_runs():

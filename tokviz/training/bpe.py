@@ -13,8 +13,10 @@ Speed comes from doing little per merge, and doing that little in C:
 - an index from each pair to the chunks holding it, so a merge only touches those chunks (pairs
   are only ever created next to a new id, so each pair's list is filled when that id is made;
   chunks that no longer hold the pair are skipped by a `pair in chunk` test, in C);
-- pair counts change only next to a replaced occurrence; those changes are summed per pair
-  before touching the counts and the heap;
+- pair counts change only next to a replaced occurrence, and the pair an occurrence breaks
+  follows from the pair it makes, so one sum per new pair updates both counts;
+- a pair whose count is below `min_frequency` is dropped (count, index, heap): no pair's count
+  ever rises, so it can never be merged;
 - a lazy heap of integer keys packing (count, pair): counts of existing pairs only fall, so a
   popped key whose count is stale is pushed back with the current count;
 - the initial byte-pair counts and index are built with numpy; the cyclic GC is paused.
@@ -33,7 +35,6 @@ from array import array
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from itertools import accumulate
 
 import numpy as np
@@ -47,8 +48,6 @@ _ID_BITS = 21
 _ID_MASK = (1 << _ID_BITS) - 1
 MAX_ID = 0x10FFFF  # a token id must be a code point, since chunks are strings of them
 
-
-_int_array = partial(array, "i")
 
 
 def _pack(count: int, left: int, right: int) -> int:
@@ -111,7 +110,12 @@ class BpeTrainer:
         weight = np.asarray(freqs, dtype=np.float64)[owner]
         totals = np.bincount(keys, weights=weight, minlength=1 << 16)  # exact below 2**53
         del weight
-        present = np.flatnonzero(totals)
+        live = totals[keys] >= self.min_frequency
+        keys, owner = keys[live], owner[live]
+        del live
+        if not len(keys):
+            return
+        present = np.flatnonzero(totals >= self.min_frequency)  # below it, a pair can never merge
         pairs = {int(k): chr(k >> 8) + chr(k & 0xFF) for k in present}
         self.counts = {pairs[k]: int(c) for k, c in zip(present.tolist(), totals[present].tolist())}
         # index: the words holding each pair; a stable radix sort on the 16-bit pair keeps each
@@ -169,7 +173,7 @@ class BpeTrainer:
             if count < self.min_frequency:
                 break
             new_id = 256 + len(merges)
-            replaced = self._merge(pair, chr(new_id), heap)
+            replaced = self._merge(pair, chr(new_id), count, heap)
             merges.append((left, right, count))
             stats.replaced.append(replaced)
             tokens -= replaced
@@ -181,71 +185,71 @@ class BpeTrainer:
         if sent < len(merges) or not merges:
             reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
 
-    def _merge(self, pair: str, new: str, heap: list[int]) -> int:
+    def _merge(self, pair: str, new: str, count: int, heap: list[int]) -> int:
         """Replace `pair` by `new` in every chunk holding it; update counts, index and heap.
 
-        Pairs that lose occurrences are tallied in `lost`; each new pair (next to `new`) gets the
-        word of every occurrence appended to its index entry, and its count is then the sum of
-        those words' counts (summed in C).
+        Each occurrence appends its word to the index entry of the new pair it makes (next to
+        `new`), one entry per occurrence, so a new pair's count is the sum of those words' counts
+        (summed in C). The pair each occurrence breaks follows from the one it makes (`c new` breaks
+        `c a`, `new c` breaks `b c`, `new new` breaks `b a`), so the losses are those same sums,
+        subtracted once per new pair rather than tallied per occurrence.
         """
         words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
         a, b = pair[0], pair[1]  # a pair is two symbols, one character each
-        lost: defaultdict[str, int] = defaultdict(int)
-        # new pair -> one entry per occurrence; 4-byte arrays, since these hold millions of entries
-        fresh: defaultdict[str, array[int]] = defaultdict(_int_array)
+        same = a == b
+        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pair -> a word per occurrence
         held = index.pop(pair)
-        replaced = 0
+        replaced = 0  # only counted for `aa`: otherwise every counted window is replaced
         for wi in held.tolist() if isinstance(held, np.ndarray) else held:
             word = words[wi]
             if pair not in word:
-                continue
-            f = freqs[wi]
+                continue  # a stale entry: an earlier merge took this occurrence
             parts = word.split(pair)
             if len(parts) == 2:  # one occurrence: the common case, without the loop
                 before, after = parts
-                replaced += f
                 if before:
-                    c = before[-1]
-                    lost[c + a] += f
-                    fresh[c + new].append(wi)
+                    fresh[before[-1] + new].append(wi)
                 if after:
-                    c = after[0]
-                    lost[b + c] += f
-                    fresh[new + c].append(wi)
+                    fresh[new + after[0]].append(wi)
                 words[wi] = before + new + after
+                if same:
+                    replaced += freqs[wi]
                 continue
-            n = len(parts) - 1
-            replaced += n * f
-            for i in range(n):
+            for i in range(len(parts) - 1):
                 before, after = parts[i], parts[i + 1]
                 if before:
-                    c = before[-1]
-                    lost[c + a] += f
-                    fresh[c + new].append(wi)
+                    fresh[before[-1] + new].append(wi)
                 elif i:  # the previous occurrence is right before this one
-                    lost[b + a] += f
                     fresh[new + new].append(wi)
                 if after:
-                    c = after[0]
-                    lost[b + c] += f
-                    fresh[new + c].append(wi)
+                    fresh[new + after[0]].append(wi)
             words[wi] = new.join(parts)
-        lost.pop(pair, None)
+            if same:
+                replaced += (len(parts) - 1) * freqs[wi]
         del counts[pair]
-        for q, d in lost.items():
-            n = counts[q] - d
-            if n:
-                counts[q] = n
-            else:
-                del counts[q]
-                index.pop(q, None)
-        at = freqs.__getitem__
+        at, floor = freqs.__getitem__, self.min_frequency
         for q, held_by in fresh.items():
             n = sum(map(at, held_by))
-            counts[q] = n
-            heapq.heappush(heap, (-n << _SHIFT) | (ord(q[0]) << _ID_BITS) | ord(q[1]))
-        index.update(fresh)
-        return replaced
+            left, right = q[0], q[1]
+            if left != new:
+                lost = left + a
+            elif right != new:
+                lost = b + right
+            else:
+                lost = b + a
+            m = counts.get(lost)
+            if m is not None:  # None: below the floor (dropped), or `pair` itself (for `aa`)
+                m -= n
+                if m >= floor:
+                    counts[lost] = m
+                else:
+                    del counts[lost]
+                    index.pop(lost, None)
+            if n >= floor:  # a pair below the floor can never be merged: counts only fall from here
+                counts[q] = n
+                index[q] = array("i", held_by)
+                heapq.heappush(heap, (-n << _SHIFT) | (ord(left) << _ID_BITS) | ord(right))
+        return replaced if same else count
 
 
 def train_bpe(
