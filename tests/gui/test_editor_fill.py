@@ -103,21 +103,39 @@ def test_an_insert_during_a_fill_lands_after_it(qtbot, editor) -> None:
     assert held_text(editor) == editor.raw_text() == PIECE * 40 + "END"
 
 
-def test_the_window_asks_the_panes_once_when_the_text_is_in(qtbot, make_window, monkeypatch) -> None:
+def test_the_window_asks_the_panes_at_once_and_once_while_the_text_goes_in(qtbot, make_window, monkeypatch) -> None:
     from tests.gui.conftest import wait_ready
 
     monkeypatch.setattr(editor_module, "FILL_SLICE", 500)
     window = make_window(["cl100k_base"], "x")
-    asked: list[str] = []
-    monkeypatch.setattr(window.panes[0], "set_text", lambda text, real=window.panes[0].set_text:
-                        (asked.append(text), real(text)))
+    pane = window.panes[0]
+    submitted: list[str] = []
+    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane._text), real()))
     big = PIECE * 40
     window.set_text(big)
-    assert window.editor.filling and asked == []
-    window.flush_text()  # what the debounce timer would do meanwhile: nothing yet
-    assert asked == []
+    assert window.editor.filling and submitted == [big]  # the panes work while the editor fills
+    window.flush_text()  # what the debounce timer would do meanwhile: the same text, not asked again
     wait_ready(qtbot, window)
-    assert asked == [big] and window.panes[0].result.text == big
+    assert submitted == [big] and pane.result.text == big and window.editor.raw_text() == big
+
+
+def test_a_large_paste_is_tokenized_as_it_begins_to_go_in(qtbot, make_window, monkeypatch) -> None:
+    from tests.gui.conftest import wait_ready
+
+    monkeypatch.setattr(editor_module, "FILL_SLICE", 500)
+    window = make_window(["cl100k_base"], "x")
+    wait_ready(qtbot, window)
+    pane = window.panes[0]
+    submitted: list[str] = []
+    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane._text), real()))
+    big = PIECE * 40
+    window.editor.selectAll()
+    paste(window.editor, big)
+    assert window.editor.filling and submitted == [big]
+    with qtbot.waitSignal(window.editor.filled, timeout=TIMEOUT_MS):
+        pass
+    qtbot.waitUntil(lambda: not window._debounce.isActive() and pane.current, timeout=TIMEOUT_MS)
+    assert submitted == [big] and pane.result.text == big  # the end of the paste asked nothing new
 
 
 def test_a_large_text_with_a_stand_in_late_is_exact(qtbot, editor) -> None:

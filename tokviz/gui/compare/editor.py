@@ -145,6 +145,9 @@ class InputEditor(QPlainTextEdit):
     file_dropped = Signal(str)
     hovered = Signal(int)  # UTF-16 position under the mouse, -1 when it leaves the text
     filled = Signal()  # a large text is now wholly in the document (see `filling`)
+    #: a large insert that will end in `textChanged` (a paste, a drop) begins to go in: `raw_text()`
+    #: is already the whole new text, for whoever need not wait for the slices
+    fill_started = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -247,6 +250,8 @@ class InputEditor(QPlainTextEdit):
         self._fill = fill
         self.setReadOnly(True)
         self._fill_timer.start()
+        if fill.notify:
+            self.fill_started.emit()
 
     def _fill_step(self) -> None:
         """Insert the next slice (a paste's slices join its first slice's undo step)."""

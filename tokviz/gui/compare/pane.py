@@ -234,6 +234,11 @@ class TokenPane(QFrame):
         return SpecialPolicy.parse(self.policy_combo.currentText().strip() or "none")
 
     def set_text(self, text: str) -> None:
+        """Tokenize `text` (not again while this very text is being tokenized or shown: a large
+        paste is asked for as it begins and once more when the editor has it all)."""
+        same = self._text is not None and (text is self._text or text == self._text)
+        if same and self.error is None and (self.busy or self.current):
+            return
         self._text = text
         self._submit()
 

@@ -107,8 +107,7 @@ class MainWindow(QMainWindow):
         self.editor.selectionChanged.connect(self._on_editor_selection)
         self.editor.cursorPositionChanged.connect(self._on_editor_selection)
         self.editor.file_dropped.connect(self.open_text_file)
-        self.editor.filled.connect(self._on_editor_filled)
-        self._flush_when_filled = False
+        self.editor.fill_started.connect(self.flush_text)  # a large paste: asked at once
         self.editor.hovered.connect(self._on_editor_hover)
         self.chart = TokenBarChart()
         top = QWidget()
@@ -221,20 +220,13 @@ class MainWindow(QMainWindow):
         """Replace the input and tokenize it at once (no debounce)."""
         with QSignalBlocker(self.editor):
             self.editor.set_raw_text(text)
-        # a large text goes in by slices: the panes get it once it is in
-        self._flush_when_filled = self.editor.filling
-        if not self.editor.filling:
-            self.flush_text()
-
-    def _on_editor_filled(self) -> None:
-        if self._flush_when_filled:
-            self._flush_when_filled = False
-            self.flush_text()
+        self.flush_text()
 
     def flush_text(self) -> None:
+        """Give every pane the editor's text. A large text is asked for while it still goes into
+        the editor by slices (`raw_text()` is already all of it): the tokenizer process works
+        meanwhile instead of waiting for the editor (1 MB: ~0.1-0.15 s of slices)."""
         self._debounce.stop()
-        if self.editor.filling:  # the end of the fill asks again (textChanged or set_text)
-            return
         text = self.text()
         self._offsets = Utf16Map(text)
         for pane in self.panes:
