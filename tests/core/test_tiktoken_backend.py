@@ -182,3 +182,46 @@ def test_pattern_constants_are_tiktokens(tiktoken_cache):
     assert tiktoken.get_encoding("cl100k_base")._pat_str == CL100K_PATTERN
     assert tiktoken.get_encoding("o200k_base")._pat_str == O200K_PATTERN
     assert tiktoken.get_encoding("r50k_base")._pat_str == GPT2_PATTERN
+
+
+def test_tiktoken_reads_its_python_ranks_only_to_build_and_pickle():
+    """`LeanEncoding` drops tiktoken's Python copy of the ranks: safe only while no other method
+    of `tiktoken.Encoding` reads it (a tiktoken upgrade that does fails here, not in a pane)."""
+    import inspect
+
+    functions = {name: getattr(member, "fget", getattr(member, "func", member))
+                 for name, member in vars(tiktoken.Encoding).items()}
+    readers = {name for name, f in functions.items()
+               if inspect.isfunction(f) and "_mergeable_ranks" in inspect.getsource(f)}
+    assert readers == {"__init__", "__getstate__"}
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen"])
+def test_ranks_read_back_from_the_core_are_the_files(name):
+    tok = catalog.load(name)
+    assert "_mergeable_ranks" not in vars(tok.encoding)  # tiktoken's copy is gone
+    ranks = tok.mergeable_ranks
+    own = read_rank_file(catalog.find(name).path)
+    assert ranks == own and list(ranks) == list(own)  # the same pairs, in the file's (rank) order
+    assert tok.mergeable_ranks is ranks  # built once
+
+
+def test_lean_encoding_pickles_and_works_as_tiktokens():
+    import pickle
+
+    tok = catalog.load("cl100k_base")
+    ranks = read_rank_file(catalog.find("cl100k_base").path)
+    plain = tiktoken.Encoding("c", pat_str=tok.pattern, mergeable_ranks=ranks, special_tokens=tok.special_tokens)
+    back = pickle.loads(pickle.dumps(tok.encoding))
+    assert "_mergeable_ranks" not in vars(back)
+    text = "".join(MULTILINGUAL.values())
+    for enc in (tok.encoding, back):
+        ids = enc.encode(text + "<|endoftext|>", allowed_special="all")
+        assert ids == plain.encode(text + "<|endoftext|>", allowed_special="all")
+        assert enc.decode(ids) == plain.decode(ids)
+        assert enc.encode_ordinary_batch([text, "x"]) == plain.encode_ordinary_batch([text, "x"])
+        assert enc.decode_with_offsets(ids) == plain.decode_with_offsets(ids)
+        mine, theirs = enc.encode_with_unstable("hello wor"), plain.encode_with_unstable("hello wor")
+        assert mine[0] == theirs[0] and sorted(mine[1]) == sorted(theirs[1])  # completions have no order
+        assert enc.token_byte_values() == plain.token_byte_values()
+        assert enc.n_vocab == plain.n_vocab and enc.eot_token == plain.eot_token
