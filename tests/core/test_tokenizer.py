@@ -52,3 +52,18 @@ def test_only_the_given_positions_become_control_tokens(vocab):
 def test_a_span_that_is_not_a_special_token_in_order_is_an_error(vocab, spans):
     with pytest.raises(ValueError, match="no special token of qwen at characters"):
         vocab("qwen").encode_trusted(CHAT, spans)
+
+
+@pytest.mark.parametrize("name", ["mistral-7b-v0.1", "deepseek-v3", "ggml-vocab-llama-bpe", "cl100k_base"])
+def test_an_encode_keeps_no_reference_to_its_text(name, vocab):
+    """A tokenizer holds no text once its encode is done (a 1 MB text and its offset tables,
+    ~20 MB, stayed with every loaded vocabulary until its next encode)."""
+    import sys
+
+    tok = vocab(name)
+    text = "Tokens are not characters. 토큰은 글자가 아니다. 🧑‍🤝‍🧑\n" * 50
+    before = sys.getrefcount(text)
+    tok.encode_columns(text)
+    tok.encode(text)
+    tok.encode_trusted(text, [])
+    assert sys.getrefcount(text) == before

@@ -236,6 +236,12 @@ class Tokenizer(abc.ABC):
         """Tokens of every segment in order; a segment the model drops whole (the spaces between
         two special tokens in a normalizing SentencePiece model) goes to the following token, or to
         the last one at the end, so the spans still cover the text."""
+        try:
+            return self._cut_segments(text, segments)
+        finally:
+            self._forget_offset_map(text)
+
+    def _cut_segments(self, text: str, segments: Iterable[tuple[int, int, int | None]]) -> list[Token]:
         tokens: list[Token] = []
         gap: int | None = None  # where a run of text no token stands for begins
         for start, end, special_id in segments:
@@ -266,6 +272,13 @@ class Tokenizer(abc.ABC):
     ) -> EncodedColumns:
         """`encode` as columns (see `tokviz.core.columns`), without building Token objects."""
         text = sanitize(text)
+        try:
+            return self._columns(text, allowed_special, disallowed_special)
+        finally:
+            self._forget_offset_map(text)
+
+    def _columns(self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+                 ) -> EncodedColumns:
         omap = self._offset_map(text)
         parts: list[Laid] = []
         gap: int | None = None  # as in `_cut`: a dropped segment goes to the following token
@@ -481,6 +494,15 @@ class Tokenizer(abc.ABC):
         omap = OffsetMap(text)
         self._text_map = (text, omap)
         return omap
+
+    def _forget_offset_map(self, text: str) -> None:
+        """Drop the cached OffsetMap of `text` once its encode is done: for a 1 MB text that is the
+        text and ~15 MB of offsets, which every tokenizer kept until its next encode (in the
+        tokenizer process, one per pane's vocabulary). Another thread's entry, put there
+        meanwhile, may go with it: it is built again, nothing else."""
+        cached = self.__dict__.get("_text_map")
+        if cached is not None and cached[0] is text:
+            self.__dict__.pop("_text_map", None)
 
     def _info_for(self, ids: Sequence[int]) -> TokenInfo:
         """Bytes, kind and piece per id, computed once per id for the life of the tokenizer."""
