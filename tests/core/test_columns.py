@@ -36,3 +36,14 @@ def test_columns_equal_tokens_on_any_text(vocab, text):
 def test_disallowed_special_raises_the_same_error(vocab):
     with pytest.raises(ValueError, match="disallowed special token"):
         vocab("qwen").encode_columns("<|endoftext|>", disallowed_special="all")
+
+
+@given(st.lists(st.integers(0, 300_000), max_size=200))
+def test_distinct_ids_is_np_unique(ids):
+    from tokviz.core.columns import distinct_ids
+
+    array = np.array(ids, dtype=np.int64)
+    distinct, inverse = distinct_ids(array)
+    expected, expected_inverse = np.unique(array, return_inverse=True)
+    assert distinct.tolist() == expected.tolist() and inverse.tolist() == expected_inverse.reshape(-1).tolist()
+    assert inverse.dtype == np.int32

@@ -103,20 +103,40 @@ class TokenColumns(Sequence[Token]):
         return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self._uniques]
 
 
-def columns_from_laid(parts: Sequence[Laid], info: TokenInfo, n_bytes: int) -> EncodedColumns:
+def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(ids, return_inverse=True)` for token ids (small non-negative integers), in
+    linear time: a table as long as the largest id marks the ids present. For 300k tokens that
+    is ~3 ms against `np.unique`'s sort, 30-70 ms. The inverse is int32.
+
+    >>> distinct, inverse = distinct_ids(np.array([7, 3, 7, 0]))
+    >>> distinct.tolist(), inverse.tolist()
+    ([0, 3, 7], [2, 1, 2, 0])
+    """
+    if not len(ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    present[ids] = True
+    rank = np.cumsum(present, dtype=np.int32)
+    rank -= 1
+    return np.flatnonzero(present), rank[ids]
+
+
+def columns_from_laid(parts: Sequence[Laid], info_for: Callable[[list[int]], TokenInfo],
+                      n_bytes: int) -> EncodedColumns:
     """Columns from the arrays backends lay out: tokens are told apart by (id, bytes) only where a
     token's bytes are not its id's (unknown tokens); otherwise the id alone is the key.
+    `info_for(ids)` gives the bytes, kind and piece of the distinct ids.
 
-    Every pass over the tokens is in numpy (`np.unique` finds the keys); Python code runs once
+    Every pass over the tokens is in numpy (`distinct_ids` finds the keys); Python code runs once
     per distinct id, and once per token only in a part that carries its own bytes (`Laid.datas`).
     A per-token dict of (id, bytes) keys was 0.4 s of a 1 MB SentencePiece encode."""
     if not parts:
         return columns_from_tokens([], n_bytes)
     ids = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in parts])
-    distinct, inverse = np.unique(ids, return_inverse=True)
-    distinct_ids = distinct.tolist()
-    uniques = [(i, info.data[i], info.kind[i].value, info.piece[i]) for i in distinct_ids]
-    key_index = inverse.reshape(-1).astype(np.int32)
+    distinct, key_index = distinct_ids(ids)
+    ids_present = distinct.tolist()
+    info = info_for(ids_present)
+    uniques = [(i, info.data[i], info.kind[i].value, info.piece[i]) for i in ids_present]
     offset = 0
     own: dict[tuple[int, bytes], int] = {}  # (id, bytes) of tokens whose bytes are not their id's
     for part in parts:

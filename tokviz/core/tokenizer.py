@@ -300,9 +300,7 @@ class Tokenizer(abc.ABC):
             last = parts[-1]
             last.ends, last.byte_ends = last.ends.copy(), last.byte_ends.copy()
             last.ends[-1], last.byte_ends[-1] = len(text), len(omap.data)
-        ids = [i for part in parts for i in part.ids]
-        info = self._info_for(ids)
-        return columns_from_laid(parts, info, len(omap.data))
+        return columns_from_laid(parts, self._info_for, len(omap.data))
 
     def encode_ids(self, text: str, **policy: Any) -> list[int]:
         return [t.id for t in self.encode(text, **policy)]
