@@ -70,10 +70,10 @@ ALPHABET = " \t\n\r\u00a0\u3000aZé한中1²'s.,:!-/_\u200d😀"
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet=ALPHABET, max_size=60), min_size=1, max_size=5),
-       st.sampled_from([GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN]))
-def test_segment_dedupe_equals_findall_on_whole_texts(texts, pattern):
+       st.sampled_from([GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN]), st.sampled_from(["re", "numpy", "auto"]))
+def test_segment_dedupe_equals_findall_on_whole_texts(texts, pattern, engine):
     compiled = regex.compile(pattern)
-    counter = ChunkCounter(compiled)
+    counter = ChunkCounter(compiled, engine=engine)
     expected: Counter[str] = Counter()
     for text in texts:
         counter.add(text)

@@ -1,0 +1,328 @@
+"""Count the segments of a UTF-8 text with numpy: the same counts as `SEGMENT.findall`, exactly.
+
+`ChunkCounter` (in `pretokenize`) cuts a text into segments before a space that follows a
+non-space, and counts the distinct middle segments. Done with `re` that is two calls per
+segment (making each string, then counting it); here one call per block of text finds every
+cut, hashes every segment, groups equal hashes (`np.unique`) and makes one string per distinct
+segment only.
+
+Exactness does not rest on the hash. Every occurrence is compared with the representative of its
+hash group, byte by byte (vectorized): a group holds one string, or the caller counts the text
+the slow way (`count_utf8` returns None). A hash collision thus costs time, never a wrong count.
+
+The cut rule is `SEGMENT`'s, on bytes: a space (0x20) whose preceding character is not
+whitespace as the `re` module's `\\s` defines it (`str.isspace`). ASCII bytes never occur inside
+a multi-byte UTF-8 sequence, so the byte before a space is either an ASCII character or the last
+byte of one non-ASCII character, which is decoded from its last two or three bytes when it could
+be one of the few non-ASCII whitespace characters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+#: ASCII bytes that are not whitespace for `re` (`str.isspace`: 9-13, 28-31 and the space)
+_NONSPACE = np.ones(256, dtype=bool)
+_NONSPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
+_NONSPACE[128:] = False  # decided from the whole character (`_non_ascii_space`)
+
+#: the non-ASCII whitespace characters, as the value of their UTF-8 bytes read as one integer
+_SPACE2 = np.array(
+    [int.from_bytes(chr(c).encode(), "big") for c in range(0x80, 0x800) if chr(c).isspace()], dtype=np.int64
+)
+_SPACE3 = np.array(
+    [int.from_bytes(chr(c).encode(), "big") for c in range(0x800, 0x10000) if chr(c).isspace()], dtype=np.int64
+)
+# no whitespace character needs four bytes in UTF-8 (`test_segcount` checks every code point)
+
+_BASE = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
+_BASE_INV = np.uint64(pow(0x100000001B3, -1, 1 << 64))
+_LENGTH_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def cut_points(b: npt.NDArray[np.uint8]) -> npt.NDArray[np.int64]:
+    """The positions of the spaces `SEGMENT` cuts before (never 0): each starts a segment.
+
+    >>> cut_points(np.frombuffer("a b  c\\u00a0 d e".encode(), np.uint8)).tolist()
+    [1, 3, 10]
+    """
+    spaces = np.flatnonzero(b[1:] == 32) + 1
+    before = b[spaces - 1]
+    cut = _NONSPACE[before]
+    high = np.flatnonzero(before >= 128)
+    if high.size:
+        at = spaces[high]
+        cut[high] = ~_non_ascii_space(b, at)
+    return spaces[cut].astype(np.int64, copy=False)
+
+
+def _non_ascii_space(b: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """Whether the non-ASCII character ending just before each position in `at` is whitespace."""
+    last = b[at - 1].astype(np.int64)
+    two = np.where(at >= 2, b[np.maximum(at - 2, 0)].astype(np.int64), 0)
+    three = np.where(at >= 3, b[np.maximum(at - 3, 0)].astype(np.int64), 0)
+    return np.isin((two << 8) | last, _SPACE2) | np.isin((three << 16) | (two << 8) | last, _SPACE3)
+
+
+WINDOW = 1 << 18  # bytes of segments hashed at a time: bounds the arrays a block needs (~8 per byte)
+_powers_cache: list[npt.NDArray[np.uint64]] = []
+
+
+def _powers(n: int) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.uint64]]:
+    """`BASE**i` and `BASE**-i` (modulo 2**64) for i < n; kept for windows of the usual size."""
+    if _powers_cache and _powers_cache[0].size >= n:
+        return _powers_cache[0][:n], _powers_cache[1][:n]
+    size = max(n, WINDOW + 1)
+    out = []
+    for base in (_BASE, _BASE_INV):
+        p = np.full(size, base, dtype=np.uint64)
+        p[0] = 1
+        np.cumprod(p, out=p)  # wraps: arithmetic modulo 2**64
+        out.append(p)
+    if size <= 2 * (WINDOW + 1):
+        _powers_cache[:] = out
+    return out[0][:n], out[1][:n]
+
+
+U8 = npt.NDArray[np.uint8]
+I64 = npt.NDArray[np.int64]
+
+
+def _hashes(b: U8, starts: I64, ends: I64) -> npt.NDArray[np.uint64]:
+    """A 64-bit polynomial hash of each `b[start:end]` (wrapping arithmetic), mixed with its length;
+    `b` is the window the segments are in (positions relative to it)."""
+    powers, inverse = _powers(b.size)
+    prefix = np.empty(b.size + 1, dtype=np.uint64)
+    prefix[0] = 0
+    np.multiply(b, powers, out=prefix[1:])
+    np.cumsum(prefix, out=prefix)
+    h = (prefix[ends] - prefix[starts]) * inverse[starts]
+    h += (ends - starts).astype(np.uint64) * _LENGTH_MIX
+    return h
+
+
+def count_block(data: bytes) -> tuple[str, str, list[Block]] | None:
+    """Segment a valid UTF-8 text with `SEGMENT`'s cuts; return `(first segment, last segment,
+    the distinct middle segments of each window of about `WINDOW` bytes)`, or None when the text
+    has fewer than three segments, holds a NUL, or a hash group did not hold one string (count it
+    with `re` then).
+
+    >>> first, last, blocks = count_block(b"a b c b c d")
+    >>> first, last, blocks[0].counts.tolist(), blocks[0].data
+    ('a', ' d', [2, 2], b' b c')
+    """
+    if b"\0" in data:
+        return None  # the split joins segments with NUL (`SegmentTable.batches`)
+    b = np.frombuffer(data, dtype=np.uint8)
+    cuts = cut_points(b)
+    if cuts.size < 2:
+        return None
+    lo, hi = int(cuts[0]), int(cuts[-1])
+    # windows: runs of whole segments, cut at the first cut at or after each multiple of WINDOW
+    marks = np.searchsorted(cuts, np.arange(lo, hi, WINDOW, dtype=np.int64))
+    bounds = [*np.unique(marks).tolist(), cuts.size - 1]
+    blocks = []
+    for a, z in zip(bounds, bounds[1:]):
+        if z <= a:
+            continue
+        block = _window(b, cuts[a : z + 1])
+        if block is None:
+            return None
+        blocks.append(block)
+    return data[:lo].decode("utf-8"), data[hi:].decode("utf-8"), blocks
+
+
+def _window(b: npt.NDArray[np.uint8], cuts: npt.NDArray[np.int64]) -> Block | None:
+    """The distinct segments between consecutive `cuts`, verified; None on a hash collision."""
+    lo, hi = int(cuts[0]), int(cuts[-1])
+    w = b[lo:hi]
+    starts, ends = cuts[:-1] - lo, cuts[1:] - lo
+    lengths = ends - starts
+    keys = _hashes(w, starts, ends)
+    unique, first, inverse, counts = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)  # numpy 2.0.x gives it the input's shape; the same here (1-D)
+    rep_starts, rep_lengths = starts[first], lengths[first]
+    if not np.array_equal(rep_lengths[inverse], lengths):
+        return None
+    # every byte against the same byte of its segment's representative
+    where = np.repeat(rep_starts[inverse] - starts, lengths)
+    where += np.arange(w.size, dtype=np.int64)
+    if not np.array_equal(w[where], w):
+        return None
+    del where
+    return Block(unique, counts.astype(np.int64), rep_lengths, w[_ranges(rep_starts, rep_lengths)].tobytes())
+
+
+@dataclass
+class Block:
+    """Distinct segments: their hashes (ascending), counts, lengths and bytes one after another."""
+
+    keys: npt.NDArray[np.uint64]
+    counts: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]
+    data: bytes
+
+
+def _take(src: U8, starts: I64, lengths: I64) -> U8:
+    """`src[s:s+n]` for every `(s, n)`, one after another; gathered a few hundred kB at a time
+    (the positions take 8 bytes per byte)."""
+    ends = np.cumsum(lengths)
+    cuts = [0, *np.searchsorted(ends, np.arange(WINDOW, int(ends[-1]) if ends.size else 0, WINDOW), "right").tolist()]
+    cuts.append(starts.size)
+    parts = [src[_ranges(starts[a:z], lengths[a:z])] for a, z in zip(cuts, cuts[1:]) if z > a]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=np.uint8)
+
+
+def _ranges(starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The positions `s, s+1, ..., s+n-1` of every `(s, n)`, one after another."""
+    offsets = np.cumsum(lengths) - lengths
+    index = np.repeat(starts - offsets, lengths)
+    index += np.arange(index.size, dtype=np.int64)
+    return index
+
+
+class SegmentTable:
+    """Distinct segments and their counts, in numpy arrays and one byte buffer: far less memory
+    than a dict of strings, and a Python string is made only once per distinct segment, when it
+    is split (`batches`).
+
+    Blocks (`add`) wait until they hold `PENDING` segments, then are merged in (`flush`): equal
+    hashes among them are summed, and each hash already in the table (found by binary search) is
+    added to its count, the rest inserted. Every segment whose hash matches another's is first
+    compared with it byte by byte; one that differs (a hash collision) goes to `overflow`, a dict
+    of strings counted exactly the slow way.
+    """
+
+    PENDING = 1 << 18
+
+    def __init__(self) -> None:
+        self.keys = np.empty(0, dtype=np.uint64)  # ascending
+        self.counts = np.empty(0, dtype=np.int64)
+        self.offsets = np.empty(0, dtype=np.int64)  # where each segment's bytes start in `buf`
+        self.lengths = np.empty(0, dtype=np.int64)
+        self.buf = bytearray()  # grows in place (realloc), unlike an array that is copied
+        self.pending: list[Block] = []
+        self.pending_size = 0
+
+    def __len__(self) -> int:
+        """Distinct segments in the table (after `flush`)."""
+        return int(self.keys.size)
+
+    def add(self, block: Block, overflow: dict[str, int]) -> None:
+        self.pending.append(block)
+        self.pending_size += int(block.keys.size)
+        if self.pending_size >= self.PENDING:
+            self.flush(overflow)
+
+    def flush(self, overflow: dict[str, int]) -> None:
+        """Merge the pending blocks into the table; collisions go to `overflow` as strings."""
+        if not self.pending:
+            return
+        blocks, self.pending, self.pending_size = self.pending, [], 0
+        data = np.frombuffer(b"".join(b.data for b in blocks), dtype=np.uint8)
+        lengths = np.concatenate([b.lengths for b in blocks])
+        keys = np.concatenate([b.keys for b in blocks])
+        counts = np.concatenate([b.counts for b in blocks])
+        del blocks
+        offsets = np.cumsum(lengths) - lengths  # within `data`
+        # equal hashes among the new blocks: one entry each, counts summed
+        keys, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        rep = first[inverse]
+        bad = _differ(data, offsets, lengths, data, offsets[rep], lengths[rep], rep != np.arange(rep.size))
+        self._overflow(data, offsets, lengths, counts, bad, overflow)
+        counts = np.bincount(inverse[~bad], weights=counts[~bad], minlength=keys.size).astype(np.int64)
+        offsets, lengths = offsets[first], lengths[first]
+        del inverse, rep, bad, first
+        # against the table: add to the entries there, insert the others
+        at = np.searchsorted(self.keys, keys)
+        found = at < self.keys.size
+        found[found] = self.keys[at[found]] == keys[found]
+        if found.any():
+            buf = np.frombuffer(self.buf, dtype=np.uint8)
+            there = at[found]
+            bad = np.zeros(keys.size, dtype=bool)
+            bad[found] = _differ(data, offsets[found], lengths[found], buf, self.offsets[there],
+                                 self.lengths[there], np.ones(there.size, dtype=bool))
+            del buf
+            self._overflow(data, offsets, lengths, counts, bad, overflow)
+            good = found & ~bad
+            np.add.at(self.counts, at[good], counts[good])
+            found |= bad  # handled
+            del there, good, bad
+        fresh = ~found
+        if fresh.any():
+            base = len(self.buf)
+            self.buf += _take(data, offsets[fresh], lengths[fresh]).tobytes()
+            where = at[fresh]
+            new_lengths = lengths[fresh]
+            new_offsets = base + np.cumsum(new_lengths) - new_lengths
+            self.keys = np.insert(self.keys, where, keys[fresh])
+            self.counts = np.insert(self.counts, where, counts[fresh])
+            self.offsets = np.insert(self.offsets, where, new_offsets)
+            self.lengths = np.insert(self.lengths, where, new_lengths)
+
+    @staticmethod
+    def _overflow(
+        data: npt.NDArray[np.uint8],
+        offsets: npt.NDArray[np.int64],
+        lengths: npt.NDArray[np.int64],
+        counts: npt.NDArray[np.int64],
+        bad: npt.NDArray[np.bool_],
+        overflow: dict[str, int],
+    ) -> None:
+        for i in np.flatnonzero(bad).tolist():
+            text = data[offsets[i] : offsets[i] + lengths[i]].tobytes().decode("utf-8")
+            overflow[text] = overflow.get(text, 0) + int(counts[i])
+
+    def batches(self, size: int) -> Iterator[tuple[int, list[bytes]]]:
+        """Yield `(count, the bytes of up to `size` segments seen that many times, joined: the
+        ASCII ones, then (if any) the others)` for every segment, then empty the table."""
+        if self.keys.size:
+            order = np.argsort(self.counts, kind="stable")
+            counts = self.counts[order]
+            buf = np.frombuffer(self.buf, dtype=np.uint8)
+            bounds = (np.flatnonzero(np.diff(counts)) + 1).tolist()
+            for lo, hi in zip([0, *bounds], [*bounds, counts.size]):
+                n = int(counts[lo])
+                for at in range(lo, hi, size):
+                    idx = order[at : min(at + size, hi)]
+                    lengths = self.lengths[idx]
+                    joined = buf[_ranges(self.offsets[idx], lengths)]
+                    high = np.maximum.reduceat(joined, np.cumsum(lengths) - lengths) >= 128
+                    if not high.any():
+                        yield n, [joined.tobytes()]
+                    else:
+                        mask = np.repeat(high, lengths)
+                        yield n, [joined[~mask].tobytes(), joined[mask].tobytes()]
+            del buf
+        self.clear()
+
+    def clear(self) -> None:
+        self.__init__()  # type: ignore[misc]
+
+
+def _differ(
+    a: npt.NDArray[np.uint8],
+    a_offsets: npt.NDArray[np.int64],
+    a_lengths: npt.NDArray[np.int64],
+    b: npt.NDArray[np.uint8],
+    b_offsets: npt.NDArray[np.int64],
+    b_lengths: npt.NDArray[np.int64],
+    check: npt.NDArray[np.bool_],
+) -> npt.NDArray[np.bool_]:
+    """Whether each checked segment of `a` differs from its counterpart in `b` (False where not
+    checked), compared byte by byte, a few hundred kB at a time."""
+    out: npt.NDArray[np.bool_] = check & (a_lengths != b_lengths)
+    todo = np.flatnonzero(check & ~out)
+    if todo.size:
+        n = a_lengths[todo]
+        differ = _take(a, a_offsets[todo], n) != _take(b, b_offsets[todo], n)
+        if differ.any():
+            segment = np.repeat(np.arange(todo.size), n)
+            out[todo[np.unique(segment[differ])]] = True
+    return out
