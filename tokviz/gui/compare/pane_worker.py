@@ -74,14 +74,15 @@ class PaneResult:
 
 
 class CellColumn(Sequence[Cell]):
-    """A pane's cells without a list of one reference per token: token i's cell is its distinct
-    (id, bytes)'s cell, or the joined cell of a fragment run (`joined`)."""
+    """A pane's cells without a list of one reference per token: token i's cell is
+    `cells[index[i]]`, where `cells` holds each distinct (id, bytes)'s cell and the joined cells
+    of fragment runs, and `index` is the text's key column (a copy only where runs are joined)."""
 
-    def __init__(self, unique: list[Cell], key_index: np.ndarray, joined: dict[int, Cell]) -> None:
-        self._unique, self._key_index, self._joined = unique, key_index, joined
+    def __init__(self, cells: list[Cell], index: np.ndarray) -> None:
+        self._cells, self._index = cells, index
 
     def __len__(self) -> int:
-        return len(self._key_index)
+        return len(self._index)
 
     @overload
     def __getitem__(self, index: int) -> Cell: ...
@@ -91,18 +92,12 @@ class CellColumn(Sequence[Cell]):
     def __getitem__(self, index: int | slice) -> Cell | list[Cell]:
         if isinstance(index, slice):
             start, stop, step = index.indices(len(self))
-            cells = list(map(self._unique.__getitem__, self._key_index[start:stop:step].tolist()))
-            if self._joined:
-                for k, i in enumerate(range(start, stop, step)):
-                    if i in self._joined:
-                        cells[k] = self._joined[i]
-            return cells
+            return list(map(self._cells.__getitem__, self._index[start:stop:step].tolist()))
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError("cell index out of range")
-        cell = self._joined.get(index)
-        return cell if cell is not None else self._unique[int(self._key_index[index])]
+        return self._cells[int(self._index[index])]
 
     def __iter__(self) -> Iterator[Cell]:
         return iter(self[0 : len(self)])
@@ -119,51 +114,47 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
     TokenColumns, CellColumn, np.ndarray, np.ndarray
 ]:
     """Tokens, cells, widths and newline counts; Python code runs once per distinct (id, bytes)
-    and once per fragment token, never once per token (a loop or list over 300k tokens holds
-    this process's GIL for tens of milliseconds at a stretch: a stall of the window)."""
+    and once per distinct fragment run, never once per token (a loop or list over 300k tokens
+    holds this process's GIL for tens of milliseconds at a stretch: a stall of the window)."""
     tokens = TokenColumns(cols)
-    unique_cells = [cell_for(t, options) for t in tokens.unique_tokens()]
-    unique_widths = np.array([measurer.width(c) for c in unique_cells], dtype=np.float64)
-    unique_newlines = np.array([c.newlines for c in unique_cells], dtype=np.int32)
+    cells = [cell_for(t, options) for t in tokens.unique_tokens()]
+    unique_newlines = np.array([c.newlines for c in cells], dtype=np.int32)
     ki = cols.key_index
-    widths = unique_widths[ki]
-    fragments = np.flatnonzero(np.array([bool(c.hex) for c in unique_cells], dtype=bool)[ki])
-    joined: dict[int, Cell] = {}
-    _join_fragment_runs(tokens, unique_cells, joined, widths, fragments, ki, options, measurer)
-    return tokens, CellColumn(unique_cells, ki, joined), widths, unique_newlines[ki]
+    fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
+    index = _join_fragment_runs(tokens, cells, fragments, ki, options)
+    widths = np.array([measurer.width(c) for c in cells], dtype=np.float64)[index]
+    return tokens, CellColumn(cells, index), widths, unique_newlines[ki]
 
 
-def _join_fragment_runs(tokens: TokenColumns, unique_cells: list[Cell], joined_cells: dict[int, Cell],
-                        widths: np.ndarray, fragments: np.ndarray, key_index: np.ndarray,
-                        options: ViewOptions, measurer: CellMeasurer) -> None:
-    """Give each run of neighbouring fragment cells its joined cells (`join_fragments`), once per
-    distinct run: a run's cells follow from its tokens' (id, bytes) alone, and a 1 MB text of
-    Korean or Chinese has ~20k runs but few distinct ones (building and measuring every joined
-    cell was 3/4 of the pane's preparation, in this process, holding the GIL). A joined cell that
-    differs from its token's own goes into `joined_cells`, its width into `widths`."""
+def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
+                        options: ViewOptions) -> np.ndarray:
+    """The cell index of every token once each run of neighbouring fragment cells has its
+    joined cells (`join_fragments`); the joined cells are appended to `cells`.
+
+    A run's cells follow from its tokens' (id, bytes) alone, so they are made once per distinct
+    run: the runs of each length are grouped by their keys in numpy (`np.unique` over rows), and
+    each group's cells are put in place for all its runs at once. A 1 MB text has tens of
+    thousands of fragment tokens in thousands of runs but a few hundred distinct ones (a Python
+    loop over the runs, and a dict of one joined cell per token, was most of the preparation)."""
     if not len(fragments):
-        return
+        return key_index
     breaks = np.flatnonzero(np.diff(fragments) != 1) + 1
-    starts = np.concatenate([[0], breaks]).tolist()
-    stops = np.concatenate([breaks, [len(fragments)]]).tolist()
-    firsts = fragments.tolist()
-    done: dict[tuple[int, ...], list[tuple[Cell, float] | None]] = {}
-    keys = key_index[fragments].tolist()  # the fragments' keys, in the order of `firsts`
-    for a, b in zip(starts, stops):
-        first = firsts[a]
-        run = range(first, first + (b - a))
-        key = tuple(keys[a:b])
-        joined = done.get(key)
-        if joined is None:
-            own = [unique_cells[k] for k in key]
-            local = join_fragments([tokens[i] for i in run], own, range(len(run)), options)
-            joined = done[key] = [
-                (local[k], measurer.width(local[k])) if k in local and local[k] != own[k] else None
-                for k in range(len(run))
-            ]
-        for i, change in zip(run, joined):
-            if change is not None:
-                joined_cells[i], widths[i] = change
+    firsts = fragments[np.concatenate([[0], breaks])]
+    lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
+    index = key_index.astype(np.int32)  # a copy: the key column is the tokens' own
+    for length in np.unique(lengths).tolist():
+        places = firsts[lengths == length][:, None] + np.arange(length)  # (runs, length) token indices
+        runs, first_of, which = np.unique(key_index[places], axis=0, return_index=True, return_inverse=True)
+        joined = runs.astype(np.int32)
+        for r, (keys, first) in enumerate(zip(runs.tolist(), places[first_of, 0].tolist())):
+            own = [cells[k] for k in keys]
+            local = join_fragments(tokens[first:first + length], own, range(length), options)
+            for k, cell in local.items():
+                if cell != own[k]:
+                    joined[r, k] = len(cells)
+                    cells.append(cell)
+        index[places] = joined[which.reshape(-1)]
+    return index
 
 
 @dataclass(frozen=True)
