@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tests.training.texts import TRAINING
 from tokviz.training._educational import merge, train_merges
-from tokviz.training.bpe import BpeTrainer, train_bpe
+from tokviz.training.bpe import BpeTrainer, MergeStats, train_bpe
 from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, GPT2_PATTERN
 from tokviz.training.trainer import train_texts
@@ -19,6 +19,15 @@ from tokviz.training.vocabfile import trained_tokenizer
 
 def keyed(chunks: dict[bytes, int]) -> dict[str, int]:
     return {w.decode("latin-1"): f for w, f in chunks.items()}
+
+
+# every merge through the numpy batch path, or every merge through the plain loop
+PATHS = {"batch": 1, "loop": 10**9}
+
+
+def trained(chunks: dict[bytes, int], num_merges: int, *, path: str, min_frequency: int = 2) -> MergeStats:
+    trainer = type("Trainer", (BpeTrainer,), {"BATCH": PATHS[path]})
+    return trainer(keyed(chunks), min_frequency=min_frequency).train(num_merges)
 
 
 def test_known_answer():
@@ -58,17 +67,19 @@ chunk_lists = st.dictionaries(
 )
 
 
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=150, deadline=None)
 @given(chunk_lists, st.integers(1, 40), st.integers(1, 3))
-def test_matches_reference_trainer(chunks, num_merges, min_frequency):
+def test_matches_reference_trainer(path, chunks, num_merges, min_frequency):
     expected = train_merges(chunks, num_merges, min_frequency=min_frequency)
-    assert train_bpe(keyed(chunks), num_merges, min_frequency=min_frequency).merges == expected
+    assert trained(chunks, num_merges, path=path, min_frequency=min_frequency).merges == expected
 
 
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=60, deadline=None)
 @given(st.dictionaries(st.binary(min_size=1, max_size=30), st.integers(1, 1000), min_size=1, max_size=40))
-def test_matches_reference_on_arbitrary_bytes(chunks):
-    assert train_bpe(keyed(chunks), 60).merges == train_merges(chunks, 60)
+def test_matches_reference_on_arbitrary_bytes(path, chunks):
+    assert trained(chunks, 60, path=path).merges == train_merges(chunks, 60)
 
 
 @settings(max_examples=40, deadline=None)
@@ -99,12 +110,13 @@ def _reference_curve(chunks: dict[bytes, int], merges: list[tuple[int, int, int]
     return curve
 
 
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=120, deadline=None)
 @given(chunk_lists, st.integers(1, 40), st.integers(1, 12))
-def test_counts_and_curve_match_reference_at_any_floor(chunks, num_merges, min_frequency):
+def test_counts_and_curve_match_reference_at_any_floor(path, chunks, num_merges, min_frequency):
     # pairs that fall below the floor are dropped as they fall: the merges must not notice
     expected = train_merges(chunks, num_merges, min_frequency=min_frequency)
-    stats = train_bpe(keyed(chunks), num_merges, min_frequency=min_frequency)
+    stats = trained(chunks, num_merges, path=path, min_frequency=min_frequency)
     assert stats.merges == expected
     assert stats.corpus_tokens() == _reference_curve(chunks, expected)
 
@@ -117,14 +129,33 @@ def test_counts_and_curve_match_reference_at_any_floor(chunks, num_merges, min_f
         {b"abcabc": 2, b"bcab": 2, b"cabca": 1},  # ties everywhere: the smallest pair first
         {b"xyxyxy": 1, b"yx": 2, b"xy": 1},  # a pair made by a merge ties with one that existed
         {b"ab": 1, b"cd": 1, b"abcd": 1},  # every pair falls to the floor together
+        {b"a" * n: n for n in range(2, 12)} | {b"ba" * 5: 2},  # runs of every parity, side by side
     ],
 )
 @pytest.mark.parametrize("min_frequency", [1, 2, 3])
-def test_small_cases_match_reference(chunks, min_frequency):
+@pytest.mark.parametrize("path", PATHS)
+def test_small_cases_match_reference(chunks, min_frequency, path):
     expected = train_merges(chunks, 30, min_frequency=min_frequency)
-    stats = train_bpe(keyed(chunks), 30, min_frequency=min_frequency)
+    stats = trained(chunks, 30, path=path, min_frequency=min_frequency)
     assert stats.merges == expected
     assert stats.corpus_tokens() == _reference_curve(chunks, expected)
+
+
+def test_both_paths_agree_on_real_text():
+    import json
+    import os
+    from collections import Counter
+
+    import regex
+
+    folder = os.path.dirname(json.__file__)
+    texts = [Path(folder, f).read_text(encoding="utf-8") for f in sorted(os.listdir(folder)) if f.endswith(".py")]
+    chunks = Counter(c.encode() for t in texts + TRAINING for c in regex.findall(CL100K_PATTERN, t))
+    batch, loop = trained(dict(chunks), 1200, path="batch"), trained(dict(chunks), 1200, path="loop")
+    assert len(batch.merges) > 600
+    assert (batch.merges, batch.replaced) == (loop.merges, loop.replaced)
+    mixed = train_bpe(keyed(dict(chunks)), 1200)  # large merges in numpy, small ones in the loop
+    assert (batch.merges, batch.replaced) == (mixed.merges, mixed.replaced)
 
 
 def test_identical_across_runs():

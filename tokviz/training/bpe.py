@@ -4,21 +4,26 @@ Start from the 256 bytes; repeatedly merge the adjacent pair that occurs most of
 chunks (weighted by each chunk's count) into a new id, 256 + i for merge i. Ties are broken by the
 smallest `(left_id, right_id)`, rustbpe's rule, so the same counts always give the same merges.
 A pair's count is the number of adjacent positions holding it (`aaa` holds `(a, a)` twice), as in
-rustbpe, minbpe and tokenizers.
+rustbpe, minbpe and tokenizers; an occurrence is replaced left to right (`aaa` -> `[aa, a]`).
 
-Speed comes from doing little per merge, and doing that little in C:
+The chunks are laid end to end as one array of token ids, one position per byte, with a doubly
+linked list over the live positions (`nxt`, `prv`; a chunk's ends point at a sentinel position
+whose token is DEAD). Merging a pair writes the new id at its left position, marks the right one
+DEAD and unlinks it. Speed comes from doing little per merge:
 
-- a chunk is a `str` whose characters are token ids (`chr(id)`), so finding and replacing a pair
-  is `str.split` / `str.join`;
-- an index from each pair to the chunks holding it, so a merge only touches those chunks (pairs
-  are only ever created next to a new id, so each pair's list is filled when that id is made;
-  chunks that no longer hold the pair are skipped by a `pair in chunk` test, in C);
+- an index from each pair to the positions holding it, ascending, so a merge only touches those
+  (pairs are only ever created next to a new id, so each pair's list is filled once, when that
+  id is made; positions that no longer hold the pair fail a token check and are skipped);
 - pair counts change only next to a replaced occurrence, and the pair an occurrence breaks
-  follows from the pair it makes, so one sum per new pair updates both counts;
+  follows from the pair it makes (`c new` breaks `c a`, `new c` breaks `b c`, `new new` breaks
+  `b a`), so one sum per new pair updates both counts;
 - a pair whose count is below `min_frequency` is dropped (count, index, heap): no pair's count
   ever rises, so it can never be merged;
 - a lazy heap of integer keys packing (count, pair): counts of existing pairs only fall, so a
   popped key whose count is stale is pushed back with the current count;
+- a merge touching many positions (`BATCH` or more) runs as a few numpy operations over all of
+  them (`_merge_batch`); a small one runs as a plain loop over its positions (`_merge_each`), the
+  readable form of the same steps. Tests hold both to the slow reference (`_educational`);
 - the initial byte-pair counts and index are built with numpy; the cyclic GC is paused.
 
 This module does not read files or split text (see `corpus`, `pretokenize`) and does not write
@@ -33,25 +38,28 @@ import operator
 import threading
 from array import array
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import ClassVar, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 
 Merge = tuple[int, int, int]  # (left_id, right_id, count when merged)
-_SHIFT = 42  # heap key = -count << 42 | left << 21 | right
-_LOW = (1 << _SHIFT) - 1
-_ID_BITS = 21
+_ID_BITS = 21  # pair key = left << 21 | right
 _ID_MASK = (1 << _ID_BITS) - 1
-MAX_ID = 0x10FFFF  # a token id must be a code point, since chunks are strings of them
+_SHIFT = 2 * _ID_BITS  # heap key = -count << 42 | pair key
+_LOW = (1 << _SHIFT) - 1
+MAX_ID = 0x10FFFF  # ids fit in 21 bits (and stay code points, as chunk keys are)
+DEAD = -1  # the token of a merged-away position and of the sentinel
+_MAX_POSITIONS = (1 << 31) - 2  # positions are 32-bit
 
-
-
-def _pack(count: int, left: int, right: int) -> int:
-    return (-count << _SHIFT) | (left << _ID_BITS) | right
+Positions: TypeAlias = "npt.NDArray[np.int32] | array[int]"  # ascending positions of a pair's left token
+# a new pair: (its key, the key of the pair it broke, its count, its positions)
+NewPair: TypeAlias = "tuple[int, int, int, Positions | list[int]]"
 
 
 @dataclass
@@ -83,52 +91,70 @@ class BpeTrainer:
     [(97, 97, 4), (97, 98, 2), (256, 257, 2)]
     """
 
+    # From this many positions a merge runs in numpy; below it, numpy's fixed cost per call
+    # outweighs the loop (measured on the 100 MB bench counts: 32-128 are all about as fast).
+    BATCH: ClassVar[int] = 64
+
     def __init__(self, chunks: Mapping[str, int], *, min_frequency: int = 2) -> None:
         if min_frequency < 1:
             raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
         self.min_frequency = min_frequency
         self.initial_tokens = sum(len(w) * f for w, f in chunks.items())
+        self.counts: dict[int, int] = {}  # pair key -> count, for pairs at min_frequency or above
+        self.index: dict[int, Positions] = {}  # pair key -> positions that held it when it was made
         # single-byte chunks hold no pair and never change
-        items = [(w, f) for w, f in chunks.items() if len(w) > 1 and f > 0]
-        self.words: list[str] = [w for w, _ in items]
-        self.freqs: list[int] = [f for _, f in items]
-        self.counts: dict[str, int] = {}
-        self.index: dict[str, np.ndarray | array[int]] = {}  # pair -> positions of words holding it
-        self._count_initial_pairs()
+        kept = [w for w, f in chunks.items() if len(w) > 1 and f > 0]
+        data = np.frombuffer("".join(kept).encode("latin-1"), dtype=np.uint8)
+        if len(data) > _MAX_POSITIONS:
+            raise TrainingError(f"the distinct chunks hold {len(data):,} bytes; at most {_MAX_POSITIONS:,} fit")
+        lengths = np.fromiter(map(len, kept), dtype=np.int64, count=len(kept))
+        del kept
+        freqs = np.fromiter((f for w, f in chunks.items() if len(w) > 1 and f > 0), dtype=np.int64, count=len(lengths))
+        wide = len(freqs) > 0 and int(freqs.max()) > np.iinfo(np.int32).max
+        end = len(data)  # the sentinel's position
+        # arrays for the loop (plain ints on indexing) and numpy views of the same memory
+        self.tok, self.nxt, self.prv = (array("i", [0]) * (end + 1) for _ in range(3))
+        self.fr = array("q" if wide else "i", [0]) * (end + 1)  # the count of the chunk holding each position
+        self._views = tuple(np.frombuffer(a, dtype=np.int64 if a.typecode == "q" else np.int32)
+                            for a in (self.tok, self.nxt, self.prv, self.fr))
+        tok, nxt, prv, fr = self._views
+        tok[:end] = data
+        tok[end] = DEAD
+        nxt[:] = np.arange(1, end + 2, dtype=np.int32)
+        prv[:] = np.arange(-1, end, dtype=np.int32)
+        stops = np.cumsum(lengths)
+        nxt[stops - 1] = end
+        prv[stops - lengths] = end
+        nxt[end] = prv[end] = end
+        fr[:end] = np.repeat(freqs, lengths)
+        fr[end] = 0
+        del stops, lengths, freqs
+        if end:
+            self._count_initial_pairs(data)
 
-    def _count_initial_pairs(self) -> None:
-        words, freqs = self.words, self.freqs
-        if not words:
+    def _count_initial_pairs(self, data: npt.NDArray[np.uint8]) -> None:
+        _, nxt, _, fr = self._views
+        end = len(data)
+        inside = nxt[: end - 1] != end  # window i..i+1 lies in one chunk
+        small = (data[:-1].astype(np.int32) << 8) | data[1:]  # the pair as a 16-bit key
+        totals = np.bincount(small[inside], weights=fr[: end - 1][inside], minlength=1 << 16)  # exact below 2**53
+        ok = totals >= self.min_frequency  # below it, a pair can never merge
+        pos = np.flatnonzero(inside & ok[small]).astype(np.int32)
+        del inside
+        if not len(pos):
             return
-        data = np.frombuffer("".join(words).encode("latin-1"), dtype=np.uint8)
-        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
-        inside = np.ones(len(data) - 1, dtype=bool)  # window i..i+1 lies in one word
-        inside[np.cumsum(lengths)[:-1] - 1] = False
-        keys = ((data[:-1].astype(np.uint16) << 8) | data[1:])[inside]
-        owner = np.repeat(np.arange(len(words), dtype=np.int32), lengths)[:-1][inside]
-        del data, inside
-        weight = np.asarray(freqs, dtype=np.float64)[owner]
-        totals = np.bincount(keys, weights=weight, minlength=1 << 16)  # exact below 2**53
-        del weight
-        live = totals[keys] >= self.min_frequency
-        keys, owner = keys[live], owner[live]
-        del live
-        if not len(keys):
-            return
-        present = np.flatnonzero(totals >= self.min_frequency)  # below it, a pair can never merge
-        pairs = {int(k): chr(k >> 8) + chr(k & 0xFF) for k in present}
-        self.counts = {pairs[k]: int(c) for k, c in zip(present.tolist(), totals[present].tolist())}
-        # index: the words holding each pair; a stable radix sort on the 16-bit pair keeps each
-        # pair's words in order, so a word holding a pair twice is adjacent to itself
-        order = np.argsort(keys, kind="stable")
-        pair_of, word_of = keys[order], owner[order]
-        del keys, owner, order
-        keep = np.ones(len(pair_of), dtype=bool)
-        keep[1:] = (pair_of[1:] != pair_of[:-1]) | (word_of[1:] != word_of[:-1])
-        pair_of, word_of = pair_of[keep], word_of[keep]
-        cuts = np.flatnonzero(pair_of[1:] != pair_of[:-1]) + 1
-        for key, group in zip(pair_of[np.r_[0, cuts]].tolist(), np.split(word_of, cuts)):
-            self.index[pairs[key]] = group
+        present = np.flatnonzero(ok)
+        self.counts = {
+            (k >> 8) << _ID_BITS | (k & 0xFF): int(c) for k, c in zip(present.tolist(), totals[present].tolist())
+        }
+        # a stable radix sort on the 16-bit pair keeps each pair's positions ascending
+        small = small[pos]
+        pos = pos[np.argsort(small, kind="stable")]
+        small.sort()
+        cuts = np.flatnonzero(small[1:] != small[:-1]) + 1
+        starts, stops = np.r_[0, cuts], np.r_[cuts, len(pos)]
+        for k, i, j in zip(small[starts].tolist(), starts.tolist(), stops.tolist()):
+            self.index[(k >> 8) << _ID_BITS | (k & 0xFF)] = pos[i:j]
 
     def train(
         self,
@@ -146,7 +172,7 @@ class BpeTrainer:
             raise TrainingError(f"at most {MAX_ID - 255} merges are supported, asked for {num_merges}")
         reporter = Reporter(progress, cancel, "merging", total=num_merges)
         stats = MergeStats([], [], self.initial_tokens)
-        heap = [_pack(c, ord(p[0]), ord(p[1])) for p, c in self.counts.items()]
+        heap = [(-c << _SHIFT) | k for k, c in self.counts.items()]
         heapq.heapify(heap)
         gc_was_enabled = gc.isenabled()
         gc.disable()
@@ -162,19 +188,16 @@ class BpeTrainer:
         sent, tokens = 0, self.initial_tokens
         while len(merges) < num_merges and heap:
             key = heapq.heappop(heap)
-            count, low = -(key >> _SHIFT), key & _LOW
-            left, right = low >> _ID_BITS, low & _ID_MASK
-            pair = chr(left) + chr(right)
+            count, pair = -(key >> _SHIFT), key & _LOW
             current = counts.get(pair, 0)
             if current != count:  # stale: the pair's count has fallen since it was pushed
                 if current:
-                    heapq.heappush(heap, _pack(current, left, right))
+                    heapq.heappush(heap, (-current << _SHIFT) | pair)
                 continue
             if count < self.min_frequency:
                 break
-            new_id = 256 + len(merges)
-            replaced = self._merge(pair, chr(new_id), count, heap)
-            merges.append((left, right, count))
+            replaced = self._merge(pair, 256 + len(merges), count, heap)
+            merges.append((pair >> _ID_BITS, pair & _ID_MASK, count))
             stats.replaced.append(replaced)
             tokens -= replaced
             if reporter.due() or len(merges) == num_merges:
@@ -185,60 +208,100 @@ class BpeTrainer:
         if sent < len(merges) or not merges:
             reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
 
-    def _merge(self, pair: str, new: str, count: int, heap: list[int]) -> int:
-        """Replace `pair` by `new` in every chunk holding it; update counts, index and heap.
+    def _merge(self, pair: int, new: int, count: int, heap: list[int]) -> int:
+        """Replace `pair` by `new` everywhere; update counts, index and heap; return the tokens removed."""
+        held = self.index.pop(pair)
+        del self.counts[pair]
+        if len(held) >= self.BATCH:
+            return self._merge_batch(pair, new, count, held, heap)
+        return self._merge_each(pair, new, count, held, heap)
 
-        Each occurrence appends its word to the index entry of the new pair it makes (next to
-        `new`), one entry per occurrence, so a new pair's count is the sum of those words' counts
-        (summed in C). The pair each occurrence breaks follows from the one it makes (`c new` breaks
-        `c a`, `new c` breaks `b c`, `new new` breaks `b a`), so the losses are those same sums,
-        subtracted once per new pair rather than tallied per occurrence.
-        """
-        words, freqs, counts, index = self.words, self.freqs, self.counts, self.index
-        a, b = pair[0], pair[1]  # a pair is two symbols, one character each
-        same = a == b
-        fresh: defaultdict[str, list[int]] = defaultdict(list)  # new pair -> a word per occurrence
-        held = index.pop(pair)
-        replaced = 0  # only counted for `aa`: otherwise every counted window is replaced
-        for wi in held.tolist() if isinstance(held, np.ndarray) else held:
-            word = words[wi]
-            if pair not in word:
-                continue  # a stale entry: an earlier merge took this occurrence
-            parts = word.split(pair)
-            if len(parts) == 2:  # one occurrence: the common case, without the loop
-                before, after = parts
-                if before:
-                    fresh[before[-1] + new].append(wi)
-                if after:
-                    fresh[new + after[0]].append(wi)
-                words[wi] = before + new + after
-                if same:
-                    replaced += freqs[wi]
-                continue
-            for i in range(len(parts) - 1):
-                before, after = parts[i], parts[i + 1]
-                if before:
-                    fresh[before[-1] + new].append(wi)
-                elif i:  # the previous occurrence is right before this one
-                    fresh[new + new].append(wi)
-                if after:
-                    fresh[new + after[0]].append(wi)
-            words[wi] = new.join(parts)
-            if same:
-                replaced += (len(parts) - 1) * freqs[wi]
-        del counts[pair]
-        at, floor = freqs.__getitem__, self.min_frequency
-        for q, held_by in fresh.items():
-            n = sum(map(at, held_by))
-            left, right = q[0], q[1]
-            if left != new:
-                lost = left + a
-            elif right != new:
-                lost = b + right
+    def _merge_each(self, pair: int, new: int, count: int, held: Positions, heap: list[int]) -> int:
+        """The merge as a loop over the positions, left to right (the reference for `_merge_batch`)."""
+        tok, nxt, prv, fr = self.tok, self.nxt, self.prv, self.fr
+        a, b = pair >> _ID_BITS, pair & _ID_MASK
+        lefts: defaultdict[int, list[int]] = defaultdict(list)  # c -> positions of new pairs (c, new)
+        rights: defaultdict[int, list[int]] = defaultdict(list)  # c -> positions of new pairs (new, c)
+        replaced = 0
+        for p in held.tolist() if isinstance(held, np.ndarray) else held:
+            if tok[p] != a:
+                continue  # stale: an earlier merge took this position
+            q = nxt[p]
+            if tok[q] != b:
+                continue  # stale, or the right half was just taken by an overlapping `aa`
+            r = nxt[q]
+            tok[p], tok[q] = new, DEAD
+            nxt[p], prv[r] = r, p
+            replaced += fr[p]
+            left = prv[p]
+            c = tok[left]
+            if c != DEAD:
+                lefts[c].append(left)  # (new, new) when the previous occurrence was right here
+            c = tok[r]
+            if c != DEAD and not (c == a and tok[nxt[r]] == b):  # else `r` merges next: (new, new)
+                rights[c].append(p)
+        at = fr.__getitem__
+        made: list[NewPair] = [
+            (c << _ID_BITS | new, (c << _ID_BITS | a) if c != new else (b << _ID_BITS | a), sum(map(at, ps)), ps)
+            for c, ps in lefts.items()
+        ]
+        made += [(new << _ID_BITS | c, b << _ID_BITS | c, sum(map(at, ps)), ps) for c, ps in rights.items()]
+        self._add(made, heap)
+        return replaced if a == b else count  # without overlaps, every counted window is replaced
+
+    def _merge_batch(self, pair: int, new: int, count: int, held: Positions, heap: list[int]) -> int:
+        """The merge as numpy operations over all the positions at once; same result as `_merge_each`."""
+        tok, nxt, prv, fr = self._views
+        a, b = pair >> _ID_BITS, pair & _ID_MASK
+        p = held if isinstance(held, np.ndarray) else np.frombuffer(held, dtype=np.int32)
+        q = nxt[p]
+        live = (tok[p] == a) & (tok[q] == b)
+        p, q = p[live], q[live]
+        if a == b and len(p) > 1:  # in a run of overlapping occurrences, take every other one
+            chained = np.r_[False, prv[p[1:]] == p[:-1]]
+            k = np.arange(len(p))
+            run_start = np.maximum.accumulate(np.where(chained, 0, k))
+            take = (k - run_start) % 2 == 0
+            p, q = p[take], q[take]
+        r = nxt[q]
+        tok[p], tok[q] = new, DEAD
+        nxt[p], prv[r] = r, p
+        f = fr[p]
+        replaced = int(f.sum(dtype=np.int64)) if a == b else count
+        left = prv[p]  # after the unlinking: an adjacent earlier occurrence is now `new`
+        lt, rt = tok[left], tok[r]
+        lm = lt != DEAD
+        rm = (rt != DEAD) & (rt != new)  # (new, new) is counted once, at its left
+        made_left = (lt[lm].astype(np.int64) << _ID_BITS) | new
+        keys = np.concatenate((made_left, (new << _ID_BITS) | rt[rm].astype(np.int64)))
+        if not len(keys):
+            return replaced
+        where = np.concatenate((left[lm], p[rm]))
+        weight = np.concatenate((f[lm], f[rm]))
+        order = np.argsort(keys, kind="stable")  # stable: each pair's positions stay ascending
+        keys, where, weight = keys[order], where[order], weight[order]
+        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+        starts, stops = np.r_[0, cuts], np.r_[cuts, len(keys)]
+        sums = np.add.reduceat(weight, starts, dtype=np.int64)
+        ab, bb = b << _ID_BITS | a, b << _ID_BITS
+        made: list[NewPair] = []
+        for key, n, i, j in zip(keys[starts].tolist(), sums.tolist(), starts.tolist(), stops.tolist()):
+            c = key >> _ID_BITS
+            if c != new:
+                lost = c << _ID_BITS | a
             else:
-                lost = b + a
+                c = key & _ID_MASK
+                lost = ab if c == new else bb | c
+            made.append((key, lost, n, where[i:j]))
+        self._add(made, heap)
+        return replaced
+
+    def _add(self, made: Iterable[NewPair], heap: list[int]) -> None:
+        """Count, index and push the new pairs; take each one's count off the pair it broke."""
+        counts, index, floor = self.counts, self.index, self.min_frequency
+        for key, lost, n, ps in made:
             m = counts.get(lost)
-            if m is not None:  # None: below the floor (dropped), or `pair` itself (for `aa`)
+            if m is not None:  # None: below the floor (dropped), or the merged pair itself (`aa`)
                 m -= n
                 if m >= floor:
                     counts[lost] = m
@@ -246,10 +309,9 @@ class BpeTrainer:
                     del counts[lost]
                     index.pop(lost, None)
             if n >= floor:  # a pair below the floor can never be merged: counts only fall from here
-                counts[q] = n
-                index[q] = array("i", held_by)
-                heapq.heappush(heap, (-n << _SHIFT) | (ord(left) << _ID_BITS) | ord(right))
-        return replaced if same else count
+                counts[key] = n
+                index[key] = array("i", ps) if isinstance(ps, list) else ps
+                heapq.heappush(heap, (-n << _SHIFT) | key)
 
 
 def train_bpe(
