@@ -132,6 +132,17 @@ class GuiStages:
 
         setattr(cls, name, timed)
 
+    def explain(self, gaps, t0: float) -> None:
+        """What the GUI thread did during each of `gaps` ((ms, ended at)): the probed calls that
+        overlap it and their share of it (the rest is waiting for the GIL or for a core)."""
+        for gap, end in gaps:
+            start = end - gap / 1000
+            inside = [(owner, name, max(a, start), min(b, end)) for (owner, name), spans in self.calls.items()
+                      for a, b in spans if b > start and a < end]
+            busy = sum(b - a for *_, a, b in inside)
+            what = ", ".join(f"{owner} {name.strip('_')} {(b - a) * 1000:.0f}" for owner, name, a, b in inside)
+            print(f"  gap {gap:.0f} ms @ {end - t0:.2f}: probed calls {busy * 1000:.0f} ms ({what or 'none'})")
+
     def report(self, window, t0: float) -> None:
         print("per pane, seconds after the paste (tokenizer process, pane worker, GUI thread):")
         for p in window.panes:
@@ -212,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
     print("longest gaps (ms, ended at s after the paste):",
           ", ".join(f"{g:.0f} @ {a - t0:.2f}" for g, a in worst))
+    if stages is not None:
+        stages.explain(worst, t0)
     window.close()
     return 0 if "laid out" in times else 1
 

@@ -6,13 +6,28 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tokviz.analysis.notation import token_tooltip
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+from tokviz.gui.compare import token_layout
 from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for
-from tokviz.gui.compare.token_layout import TokenLayout, covering
+from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_chunk():
+    """Set token_layout.CHUNK for a test (hypothesis runs many examples in one test call)."""
+    saved = token_layout.CHUNK
+
+    def set_chunk(size: int) -> None:
+        token_layout.CHUNK = size
+
+    yield set_chunk
+    token_layout.CHUNK = saved
+
 
 FRAGMENT = Token(51461, b" \xe6\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")
 SPECIAL = Token(100257, b"<|endoftext|>", 0, 13, 0, 13, TokenKind.SPECIAL, "<|endoftext|>")
@@ -74,8 +89,8 @@ def test_layout_breaks_after_newlines_and_wraps() -> None:
 
 def test_layout_in_slices_equals_layout_at_once() -> None:
     rng = np.random.default_rng(1)
-    widths = rng.uniform(5, 60, 20_000)
-    newlines = (rng.uniform(size=20_000) < 0.05).astype(np.int32)
+    widths = rng.uniform(5, 60, 60_000)  # a few chunks (a slice places whole chunks)
+    newlines = (rng.uniform(size=60_000) < 0.05).astype(np.int32)
     whole = TokenLayout(widths, newlines, wrap_width=300)
     whole.advance()
     sliced = TokenLayout(widths, newlines, wrap_width=300)
@@ -83,6 +98,43 @@ def test_layout_in_slices_equals_layout_at_once() -> None:
     while not sliced.advance(0.0):
         steps += 1
     assert steps > 1 and sliced.line_starts == whole.line_starts
+
+
+def greedy_lines(widths: list[int], newlines: list[int], wrap: int) -> list[int]:
+    """The wrapping rule, one token at a time: a line takes tokens while they fit (each with its
+    gap), at least one, and ends after a token holding newlines (each newline past the first
+    leaves an empty line); a text ending in a newline has an empty last line."""
+    n = len(widths)
+    starts = [0] if n else []
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and sum(widths[s:e + 1]) + CELL_GAP * (e + 1 - s) <= wrap + CELL_GAP:
+            e += 1
+        broken = [i for i in range(s, e) if newlines[i]]
+        if broken:
+            e = broken[0] + 1
+            if newlines[broken[0]] > 1:
+                starts += [e] * newlines[broken[0]]
+            elif e < n:
+                starts.append(e)
+        elif e < n:
+            starts.append(e)
+        s = e
+    if n and newlines[-1] and starts[-1] != n:
+        starts.append(n)
+    return starts
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.sampled_from([0, 0, 0, 0, 1, 2, 3])), max_size=120),
+       st.integers(1, 150), st.integers(1, 9))
+def test_layout_is_the_greedy_rule_at_any_chunk_size(monkeypatch_chunk, cells, wrap, chunk) -> None:
+    widths, newlines = [w for w, _ in cells], [k for _, k in cells]
+    monkeypatch_chunk(chunk)
+    layout = TokenLayout(np.array(widths, dtype=np.float64), np.array(newlines, dtype=np.int32), wrap_width=wrap)
+    while not layout.advance(0.0):
+        pass
+    assert layout.line_starts == greedy_lines(widths, newlines, wrap)
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(0, 60), st.integers(0, 60))

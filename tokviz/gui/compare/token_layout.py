@@ -33,8 +33,10 @@ class TokenLayout:
 
     Where a line starting at token s ends does not depend on the lines before it, so that is
     computed for a chunk of tokens at a time in numpy (a `searchsorted` for the wrap, one for the
-    next newline); `advance` then only follows the chain of line starts, one step per line. No
-    per-token Python object is kept (a list of 300k floats was 10 MB per pane).
+    next newline); the chain of line starts through the chunk is then followed in numpy too, by
+    pointer doubling (`_chain`), so no Python code runs per line (following it one line per step
+    was half of a 1 MB pane's 90 ms of layout, all of it on the GUI thread). No per-token Python
+    object is kept (a list of 300k floats was 10 MB per pane).
 
     >>> lay = TokenLayout(np.array([10.0, 10.0, 10.0]), np.array([0, 1, 0]), wrap_width=100)
     >>> lay.advance(); lay.line_starts
@@ -51,12 +53,9 @@ class TokenLayout:
         self._newlines = newlines
         self.line_starts: list[int] = [0] if self.count else []
         self._next = 0  # first token not yet placed
-        self._chunk_start = 0  # line ends known for tokens [_chunk_start, _chunk_start + len(_ends))
-        self._ends: list[int] = []
-        self._extras: list[int] = []
         self.done = self.count == 0
 
-    def _compute_chunk(self, first: int) -> None:
+    def _line_ends(self, first: int) -> tuple[np.ndarray, np.ndarray]:
         """For every token s of the chunk from `first`: where a line starting at s ends, and how
         many empty lines follow it ("\n\n")."""
         n, cum, breaks = self.count, self.cum_array, self._breaks
@@ -71,39 +70,26 @@ class TokenLayout:
             cut = has & (b < end)
             end = np.where(cut, b + 1, end)
             extra[cut] = self._newlines[b[cut]].astype(np.int64) - 1
-        self._chunk_start = first
-        self._ends, self._extras = end.tolist(), extra.tolist()  # lists: the fastest to index
+        return end, extra
 
     def advance(self, budget_s: float | None = None) -> bool:
         """Place more lines (all of them without a budget); return True once every token is placed."""
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         starts = self.line_starts
-        append = starts.append
         n, s = self.count, self._next
         while s < n:
-            if not 0 <= s - self._chunk_start < len(self._ends):
-                self._compute_chunk(s)
-            ends, extras, base = self._ends, self._extras, self._chunk_start
-            stop = base + len(ends)
-            steps = 0
-            while s < stop and steps < 256:  # one chunk's lines, a deadline check every 256
-                k = s - base
-                end = ends[k]
-                if extras[k]:
-                    starts.extend([end] * extras[k])  # empty lines for "\n\n"
-                    append(end)
-                elif end < n:
-                    append(end)
-                s = end
-                steps += 1
+            end, extra = self._line_ends(s)
+            on_chain = _chain(end - s, len(end))  # the chunk's line starts, from s (local)
+            ends, extras = end[on_chain], extra[on_chain]
+            # a line ending at e starts the next line at e, after `extra` empty lines ("\n\n")
+            starts.extend(np.repeat(ends, np.where(extras > 0, extras + 1, ends < n)).tolist())
+            s = int(ends[-1])
             if deadline is not None and time.perf_counter() > deadline:
                 break
         if s >= n and n and self._newlines[n - 1] and starts[-1] != n:
             starts.append(n)  # a text ending in a newline shows an empty last line
         self._next = s
         self.done = s >= n
-        if self.done:  # the chunk's arrays are not needed any more
-            self._ends, self._extras = [], []
         return self.done
 
     @property
@@ -144,6 +130,30 @@ class TokenLayout:
         if x > float(cum[i]) - base + float(self.widths[i]):
             return None  # in the gap after the cell
         return i
+
+
+def _chain(step: np.ndarray, m: int) -> np.ndarray:
+    """The positions 0, step[0], step[step[0]], ... that are below `m`, in order (`step[p] > p`).
+
+    Pointer doubling: the table of 2**k steps is squared until 0 leaves the range, then the
+    chain is filled in from the coarsest table down, each level putting one step after every
+    position it has (positions past the range stop at `m`, which stays put).
+
+    >>> _chain(np.array([2, 3, 3, 5, 9]), 5).tolist()
+    [0, 2, 3]
+    """
+    jump = np.empty(m + 1, dtype=np.int64)
+    np.minimum(step, m, out=jump[:m])
+    jump[m] = m
+    tables = [jump]
+    while tables[-1][0] < m:
+        tables.append(tables[-1][tables[-1]])
+    at = np.zeros(1, dtype=np.int64)
+    for table in reversed(tables[:-1]):
+        both = np.empty(2 * len(at), dtype=np.int64)
+        both[0::2], both[1::2] = at, table[at]
+        at = both[both < m]
+    return at
 
 
 def covering(starts: np.ndarray, ends: np.ndarray, a: int, b: int) -> range:
