@@ -35,6 +35,14 @@ class Fonts:
         return cls(main, small)
 
 
+#: text widths measured so far, per pair of fonts (`QFont.key()`s), shared by every measurer of
+#: those fonts: the panes' workers and views measure mostly the same labels (four vocabularies
+#: cut one text into largely the same words). A dict's get and set are atomic, so measurers on
+#: different threads share it as they are; each keeps its own QFontMetricsF (reentrant, not
+#: thread-safe).
+_WIDTHS: dict[tuple[str, str], dict[tuple[str, bool], float]] = {}
+
+
 class CellMeasurer:
     """Width of cells; also used by the view to place the hex label inside a fragment cell."""
 
@@ -42,7 +50,7 @@ class CellMeasurer:
         self.fonts = fonts
         self.main = QFontMetricsF(fonts.main)
         self.small = QFontMetricsF(fonts.small)
-        self._widths: dict[tuple[str, bool], float] = {}
+        self._widths = _WIDTHS.setdefault((fonts.main.key(), fonts.small.key()), {})
 
     def text_width(self, text: str, *, small: bool = False) -> float:
         """Advance of `text` in the main (or small) font, remembered per string."""
