@@ -30,6 +30,7 @@ from tokviz.gui.compare.cells import ViewOptions
 from tokviz.gui.compare.export_copy import install_copy
 from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_worker import (
+    PREPARING,
     Loaded,
     PaneCancelled,
     PaneFailed,
@@ -197,6 +198,9 @@ class TokenPane(QFrame):
     # -- worker ----------------------------------------------------------------------------
     def _start_worker(self) -> None:
         self._inbox = pane_inbox()
+        preparing = PREPARING.attach()  # the cells' thread, shared by every pane (its fonts)
+        self.destroyed.connect(partial(PREPARING.detach, preparing))
+        self._preparing: int | None = preparing
         self._worker: Worker | None = Worker(partial(serve_pane, spec=self.spec, inbox=self._inbox),
                                              owner=self, name=f"tokviz-pane-{self.spec}")
         self._worker.yielded.connect(self._on_event)
@@ -219,6 +223,9 @@ class TokenPane(QFrame):
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
+        preparing, self._preparing = self._preparing, None
+        if preparing is not None:
+            PREPARING.detach(preparing)
 
     def request_stream(self) -> bool:
         """Ask the tokenizer process for the naive and buffered decode of this pane's tokens;

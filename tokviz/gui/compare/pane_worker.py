@@ -34,6 +34,7 @@ from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
 from tokviz.gui.compare.token_layout import line_columns
 from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
+from tokviz.gui.work.shared_thread import SharedThread
 from tokviz.gui.work.worker import Job
 
 
@@ -304,6 +305,13 @@ class _Measurers:
         return self._measurer
 
 
+#: the one thread that prepares (measures) the cells of every pane: Qt's font caches are per thread,
+#: and a pane measuring on its own thread held its own 13 MiB of CJK and emoji font faces (see
+#: `tokviz.gui.work.shared_thread`); its measurer's widths serve every pane. Panes attach to it.
+PREPARING = SharedThread(name="tokviz-cells")
+_PREPARING_MEASURERS = _Measurers()  # used on PREPARING's thread only
+
+
 def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
               last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None, measurers: _Measurers):
     t0 = time.perf_counter()
@@ -322,7 +330,9 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
     received = time.perf_counter()
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
-    tokens, cells, widths, newlines = prepare(cols, req.options, measurers.for_fonts(req.fonts))
+    tokens, cells, widths, newlines = PREPARING.call(
+        job, lambda: prepare(cols, req.options, _PREPARING_MEASURERS.for_fonts(req.fonts)),
+        lambda: prepare(cols, req.options, measurers.for_fonts(req.fonts)))
     prepared = time.perf_counter()
     trim_heap()  # the received bytes and the preparation's temporaries are free now
     columns = line_columns(widths, newlines)
