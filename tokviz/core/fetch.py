@@ -21,7 +21,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable
@@ -200,6 +199,8 @@ def _read_capped(f: IO[bytes], size: int | None, what: str, cancel: threading.Ev
 
 
 def _download(url: str, cancel: threading.Event | None, size: int | None = None) -> bytes:
+    import urllib.request  # with http, email and ssl: 8 MiB of a window that may never download
+
     with urllib.request.urlopen(url, timeout=15) as response:
         return _read_capped(response, size, url, cancel)
 

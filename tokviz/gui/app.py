@@ -11,14 +11,12 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from PySide6.QtCore import QSettings, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
-from tokviz.analysis.chat import check_messages
 from tokviz.core.textfile import read_text_exact
-from tokviz.gui.chat.panel import ChatPanel
 from tokviz.gui.compare.window import MainWindow
 from tokviz.gui.widgets.theme import apply_theme, icon
 
@@ -137,7 +135,7 @@ def build_window(
 ) -> MainWindow:
     """Build (not show) the compare window. Needs a QApplication (`build_app`)."""
     window = MainWindow(settings or make_settings(), specs=list(specs or []) or None, text=text, restore=restore,
-                        chat_factory=ChatPanel)
+                        chat_factory=chat_panel)
     if mode is not None:
         window.set_options(mode=mode)
     if policy != "none":
@@ -187,6 +185,14 @@ def _configure(window: MainWindow, args: argparse.Namespace) -> None:
         open_chat(window, args.chat)
 
 
+def chat_panel(**options: Any) -> QWidget:
+    """The window's Chat mode, built when it is first opened. Imported only then: the chat
+    modules and jinja2 (its templates) were 10 MiB of the window's memory at start."""
+    from tokviz.gui.chat.panel import ChatPanel
+
+    return ChatPanel(**options)
+
+
 def open_chat(window: MainWindow, path: str) -> None:
     """Switch to Chat mode with the conversation in `path` ("": the example). A bad file is a ValueError."""
     conversation = read_messages(path) if path else None
@@ -208,6 +214,8 @@ def read_messages(path: str) -> tuple[list[dict], list[dict] | None]:
         value = value.get("messages")
     if tools is not None and not (isinstance(tools, list) and all(isinstance(t, dict) for t in tools)):
         raise ValueError(f"--chat {path}: \"tools\" must be a list of objects")
+    from tokviz.analysis.chat import check_messages
+
     try:
         return check_messages(value), tools
     except ValueError as e:
