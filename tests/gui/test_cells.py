@@ -14,7 +14,7 @@ from tokviz.analysis.notation import token_tooltip
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 from tokviz.gui.compare import token_layout
 from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for
-from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering
+from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering, line_columns
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_layout_breaks_after_newlines_and_wraps() -> None:
     newlines = np.array([0, 2, 0, 0, 0, 0])
     layout = TokenLayout(widths, newlines, wrap_width=25)  # two cells (10 + gap 2 each) per line
     assert layout.advance()
-    assert layout.line_starts == [0, 2, 2, 4]  # "\n\n" leaves an empty line
+    assert layout.line_starts.tolist() == [0, 2, 2, 4]  # "\n\n" leaves an empty line
     assert [list(layout.line_range(i)) for i in range(4)] == [[0, 1], [], [2, 3], [4, 5]]
     assert layout.line_of(3) == 2 and layout.token_at(2, 13) == 3 and layout.token_at(2, 11) is None
 
@@ -134,7 +134,7 @@ def test_layout_is_the_greedy_rule_at_any_chunk_size(monkeypatch_chunk, cells, w
     layout = TokenLayout(np.array(widths, dtype=np.float64), np.array(newlines, dtype=np.int32), wrap_width=wrap)
     while not layout.advance(0.0):
         pass
-    assert layout.line_starts == greedy_lines(widths, newlines, wrap)
+    assert layout.line_starts.tolist() == greedy_lines(widths, newlines, wrap)
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=40), st.integers(0, 60), st.integers(0, 60))
@@ -187,3 +187,19 @@ def test_doctests_of_the_gui_helpers() -> None:
                    tokviz.gui.compare.token_layout, tokviz.gui.trainer.trained_list):
         failed, tried = doctest.testmod(module)
         assert tried and not failed, module.__name__
+
+
+def test_float32_widths_lay_out_as_their_float64_values():
+    """A pane keeps its widths as float32 where that holds them exactly: the line columns are
+    summed in float64 all the same, so the layout is the one of the float64 widths."""
+    widths = np.array([7.25, 12.015625, 30.5, 3.0] * 5000, dtype=np.float64)
+    newlines = np.zeros(len(widths), dtype=np.uint8)
+    newlines[::97] = 1
+    wide = line_columns(widths, newlines)
+    narrow = line_columns(widths.astype(np.float32), newlines)
+    assert narrow[0].dtype == np.float64 and np.array_equal(narrow[0], wide[0])
+    a = TokenLayout(widths, newlines, wrap_width=333.0)
+    b = TokenLayout(widths.astype(np.float32), newlines, wrap_width=333.0, columns=narrow)
+    a.advance()
+    b.advance()
+    assert b.line_starts == a.line_starts and b.line_count > 100

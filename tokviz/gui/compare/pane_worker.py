@@ -123,8 +123,22 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
     ki = cols.key_index
     fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
     index = _join_fragment_runs(tokens, cells, fragments, ki, options)
-    widths = np.array([measurer.width(c) for c in cells], dtype=np.float64)[index]
-    return tokens, CellColumn(cells, index), widths, unique_newlines[ki]
+    widths = narrowed(np.array([measurer.width(c) for c in cells], dtype=np.float64), np.float32)[index]
+    return tokens, CellColumn(cells, index), widths, narrowed(unique_newlines, np.uint8)[ki]
+
+
+def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
+    """`values` as the smaller `dtype` when every value survives the cast unchanged, else as they
+    are: cell widths are sums of multiples of 1/64 pixel (float32 holds them exactly) and newline
+    counts are small (uint8), so a pane keeps 5 bytes a token for them instead of 12.
+
+    >>> narrowed(np.array([7.5, 12.015625]), np.float32).dtype, narrowed(np.array([0.1]), np.float32).dtype
+    (dtype('float32'), dtype('float64'))
+    >>> narrowed(np.array([0, 3], dtype=np.int32), np.uint8).dtype, narrowed(np.array([300]), np.uint8).dtype
+    (dtype('uint8'), dtype('int64'))
+    """
+    small = values.astype(dtype)  # a value that does not fit comes out changed (wrapped, rounded)
+    return small if np.array_equal(small, values) else values
 
 
 def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
