@@ -258,7 +258,7 @@ class BpeTrainer:
         live = (tok[p] == a) & (tok[q] == b)
         p, q = p[live], q[live]
         if a == b and len(p) > 1:  # in a run of overlapping occurrences, take every other one
-            chained = np.r_[False, prv[p[1:]] == p[:-1]]
+            chained = np.concatenate(([False], prv[p[1:]] == p[:-1]))
             k = np.arange(len(p))
             run_start = np.maximum.accumulate(np.where(chained, 0, k))
             take = (k - run_start) % 2 == 0
@@ -279,20 +279,22 @@ class BpeTrainer:
         where = np.concatenate((left[lm], p[rm]))
         weight = np.concatenate((f[lm], f[rm]))
         order = np.argsort(keys, kind="stable")  # stable: each pair's positions stay ascending
-        keys, where, weight = keys[order], where[order], weight[order]
-        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-        starts, stops = np.r_[0, cuts], np.r_[cuts, len(keys)]
+        keys, weight = keys[order], weight[order]
+        positions = array("i", where[order].tobytes())  # each pair's slice is a compact copy
+        starts = np.flatnonzero(np.diff(keys, prepend=-1))
         sums = np.add.reduceat(weight, starts, dtype=np.int64)
+        bounds = starts.tolist()
+        bounds.append(len(keys))
         ab, bb = b << _ID_BITS | a, b << _ID_BITS
         made: list[NewPair] = []
-        for key, n, i, j in zip(keys[starts].tolist(), sums.tolist(), starts.tolist(), stops.tolist()):
+        for key, n, i, j in zip(keys[starts].tolist(), sums.tolist(), bounds, bounds[1:]):
             c = key >> _ID_BITS
             if c != new:
                 lost = c << _ID_BITS | a
             else:
                 c = key & _ID_MASK
                 lost = ab if c == new else bb | c
-            made.append((key, lost, n, where[i:j]))
+            made.append((key, lost, n, positions[i:j]))
         self._add(made, heap)
         return replaced
 
