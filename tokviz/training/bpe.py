@@ -281,7 +281,10 @@ class BpeTrainer:
         order = np.argsort(keys, kind="stable")  # stable: each pair's positions stay ascending
         keys, weight = keys[order], weight[order]
         positions = array("i", where[order].tobytes())  # each pair's slice is a compact copy
-        starts = np.flatnonzero(np.diff(keys, prepend=-1))
+        change = np.empty(len(keys), dtype=bool)
+        change[0] = True
+        np.not_equal(keys[1:], keys[:-1], out=change[1:])
+        starts = np.flatnonzero(change)
         sums = np.add.reduceat(weight, starts, dtype=np.int64)
         bounds = starts.tolist()
         bounds.append(len(keys))
