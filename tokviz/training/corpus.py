@@ -167,7 +167,7 @@ def count_corpus(
     reporter.check()
     pieces = [piece for path, size in zip(files, sizes) for piece in plan_pieces(path, size)]
     if jobs > 1 and len(pieces) > 1 and total_bytes >= POOL_MIN_BYTES:
-        with CountingPool(min(jobs, len(pieces)), pattern, non_utf8) as pool:
+        with CountingPool(min(jobs, len(pieces)) - 1, pattern, non_utf8) as pool:  # and this process
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)  # the workers are up
             counts, log = pool.count(pieces, reporter, {str(p): n for p, n in zip(files, sizes)})
     else:

@@ -19,8 +19,11 @@ be one of the few non-ASCII whitespace characters.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import ctypes
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -265,6 +268,7 @@ class SegmentTable:
             self.counts = np.insert(self.counts, where, counts[fresh])
             self.offsets = np.insert(self.offsets, where, new_offsets)
             self.lengths = np.insert(self.lengths, where, new_lengths)
+        trim()  # the old arrays and the blocks' went back to the heap: return what can be
 
     @staticmethod
     def _overflow(
@@ -304,6 +308,27 @@ class SegmentTable:
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
+        trim()
+
+
+def trim() -> None:
+    """Give the memory freed so far back to the system where the C library can (glibc's
+    `malloc_trim`): numpy arrays of a few MB come from the heap, whose freed pages glibc keeps."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def _find_malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)
+        return cast(Callable[[int], int], libc.malloc_trim)
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
+_malloc_trim = _find_malloc_trim()
 
 
 def _differ(
