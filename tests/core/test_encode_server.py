@@ -153,3 +153,32 @@ def test_the_encode_threads_take_turns_per_pane_and_per_vocabulary() -> None:
     requests.done(1, "qwen")
     assert requests.get(spec_of)[:2] == ("cancel", 1)
     assert requests.get(spec_of)[:2] == ("encode", 1)
+
+
+def test_the_waiting_encode_expected_to_take_longest_goes_first() -> None:
+    from tokviz.core.encode_server import _Requests
+
+    requests = _Requests(threads=1)
+    spec_of = {1: "cl100k_base", 2: "mistral-7b-v0.1", 3: "qwen"}
+    rate = {"cl100k_base": 1.0, "mistral-7b-v0.1": 3.0, "qwen": 1.0}
+    for message in [("encode", 1, 1, "x" * 100, None, False), ("encode", 2, 1, "x" * 100, None, False),
+                    ("encode", 3, 1, "x" * 400, None, False)]:
+        requests.put(message)
+
+    def cost(message):
+        return len(message[3]) * rate[spec_of[message[1]]]
+
+    assert requests.get(spec_of, cost)[1] == 3  # 400 chars at 1.0 before 100 at 3.0
+    requests.hold(3, "qwen")
+    requests.done(3, "qwen")
+    assert [requests.get(spec_of, cost)[1] for _ in range(2)] == [2, 1]
+
+
+def test_a_server_knows_each_vocabularys_speed_from_a_sample(vocab) -> None:
+    from tokviz.core.encode_server import _Requests, _Server
+
+    server = _Server(None, _Requests())  # no pipe: nothing is sent
+    server._measure("cl100k_base", vocab("cl100k_base"))  # what its load does once it is loaded
+    server.spec_of[1] = "cl100k_base"
+    assert server.rate["cl100k_base"] > 0
+    assert server.cost(("encode", 1, 1, "x" * 1000, None, False)) == 1000 * server.rate["cl100k_base"]
