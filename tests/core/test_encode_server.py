@@ -182,3 +182,26 @@ def test_a_server_knows_each_vocabularys_speed_from_a_sample(vocab) -> None:
     server.spec_of[1] = "cl100k_base"
     assert server.rate["cl100k_base"] > 0
     assert server.cost(("encode", 1, 1, "x" * 1000, None, False)) == 1000 * server.rate["cl100k_base"]
+
+
+def test_a_text_sent_once_serves_every_encode_that_names_it(vocab) -> None:
+    from tokviz.core.encode_server import TextRef
+
+    conn, child = start_server()
+    try:
+        conn.send(("load", 1, "cl100k_base"))
+        conn.send(("load", 2, "qwen"))
+        assert sorted(receive_reply(conn)[:2] for _ in range(2)) == [("loaded", 1), ("loaded", 2)]
+        conn.send(("text", 0, 7, "hello world"))
+        conn.send(("encode", 1, 1, TextRef(7), SpecialPolicy(), False))
+        conn.send(("encode", 2, 1, TextRef(7), SpecialPolicy(), False))
+        replies = {r[1]: r for r in (receive_reply(conn), receive_reply(conn))}
+        assert replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
+        assert replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
+        conn.send(("text", 0, 8, "another"))
+        conn.send(("encode", 1, 2, TextRef(7), SpecialPolicy(), False))  # not the last text: refused
+        reply = receive_reply(conn)
+        assert reply[:3] == ("failed", 1, 2) and "did not arrive" in reply[3]
+    finally:
+        conn.close()
+        child.join(30)

@@ -13,8 +13,9 @@ request names its pane's `key`; replies carry it back.
 
 Protocol on a `multiprocessing` pipe (child side in `serve`):
   -> ("load", key, spec)                       <- ("loaded", key, TokenizerInfo) | ("load_failed", key, message)
+  -> ("text", 0, number, text)                 (no reply: the text an encode's `TextRef(number)` stands for)
   -> ("encode", key, gen, text, policy, adds)  <- ("done", key, gen, EncodedColumns) | ("failed", key, gen, message)
-                                                  | ("superseded", key, gen)
+                                                  | ("superseded", key, gen)   (text: a str or a TextRef)
   -> ("stream", key, gen, ids)                 <- ("stream", key, gen, naive, buffered)
   -> ("cancel", key)                           (no reply: the encode at hand for key is not wanted)
   -> ("drop", key)                             (no reply: the pane is gone; its vocabulary is
@@ -260,8 +261,19 @@ class _Requests:
             return any(m[0] in ("encode", "cancel") and m[1] == key for m in self._items)
 
 
+@dataclass(frozen=True)
+class TextRef:
+    """An encode's text by reference: the text of the last ("text", 0, number, text) message,
+    when `number` is that message's. Four panes encoding one 1 MB text send it once, and this
+    process holds one copy of it (a text with CJK in it is 4 bytes a character as a str)."""
+
+    number: int
+
+
 def _read(conn: Connection, requests: _Requests) -> None:
-    """The reader thread: every request into `requests`; None or a closed pipe ends the process."""
+    """The reader thread: every request into `requests`, an encode's `TextRef` replaced by its
+    text; None or a closed pipe ends the process."""
+    last: tuple[int, str] | None = None  # the last ("text", 0, number, text) message's text
     while True:
         try:
             message = conn.recv()
@@ -269,6 +281,12 @@ def _read(conn: Connection, requests: _Requests) -> None:
             message = None
         if message is None:
             _exit_now(conn)
+        if message[0] == "text":
+            last = (message[2], message[3])
+            continue
+        if message[0] == "encode" and isinstance(message[3], TextRef) and last is not None \
+                and message[3].number == last[0]:
+            message = (*message[:3], last[1], *message[4:])
         requests.put(message)
 
 
@@ -294,8 +312,8 @@ class _Server:
 
     def cost(self, message: tuple[Any, ...]) -> float:
         """The seconds an encode request is expected to take."""
-        spec = self.spec_of.get(message[1])
-        return len(message[3]) * self.rate.get(spec, 0.0) if spec is not None else 0.0
+        spec, text = self.spec_of.get(message[1]), message[3]
+        return len(text) * self.rate.get(spec, 0.0) if spec is not None and isinstance(text, str) else 0.0
 
     def _measure(self, spec: str, tokenizer: Tokenizer) -> None:
         """Time an encode of the shipped samples (about 16k characters of many scripts), so the
@@ -403,6 +421,8 @@ def serve(conn: Connection) -> None:
             pass
         elif key not in server.spec_of:  # a request of a pane whose vocabulary did not load
             reply = ("failed", key, message[2], "the tokenizer is not loaded")
+        elif kind == "encode" and isinstance(message[3], TextRef):  # not the last text: a bug
+            reply = ("failed", key, message[2], "the text to encode did not arrive")
         elif kind == "encode":
             requests.hold(key, server.spec_of[key])
             pool.submit(server.encode, *message[1:])

@@ -17,6 +17,7 @@ tokenizer cannot be loaded, `aborted` when the pane closes.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ import numpy as np
 
 from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns
-from tokviz.core.encode_server import TokenizerInfo, receive_reply, serve, trim_heap
+from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
@@ -208,11 +209,42 @@ def pane_inbox() -> Inbox:
 TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers", recv=receive_reply)
 
 
+class _Texts:
+    """Sends each text to the tokenizer process once: the first pane to encode a text sends it
+    as ("text", 0, number, text), and every encode of it names it by `TextRef(number)` (four
+    panes sent the same 1 MB text four times, one after the other, and the process held four
+    copies). Only the last text sent is named: the lock covers the text and the encode naming
+    it, so no other text comes between them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: tuple[int, int, str] | None = None  # (process generation, number, text)
+        self._numbers = 0
+
+    def send_encode(self, shared: SharedChild, key: int, gen: int, text: str, fields: tuple,
+                    generation: int) -> int:
+        """Send an encode of `text` (and the text first, if it is not the last one sent) to the
+        process of `generation`; the generation it went to."""
+        with self._lock:
+            last = self._last
+            if last is None or last[0] != generation or not (last[2] is text or last[2] == text):
+                self._numbers += 1
+                self._last = None
+                shared.send(("text", 0, self._numbers, text), generation)
+                last = self._last = (generation, self._numbers, text)
+            return shared.send(("encode", key, gen, TextRef(last[1]), *fields), generation)
+
+
+#: the texts sent to `TOKENIZERS`
+TEXTS = _Texts()
+
+
 class _Channel:
     """A pane's way to the shared tokenizer process: its key, and its vocabulary loaded there."""
 
     def __init__(self, spec: str, shared: SharedChild = TOKENIZERS) -> None:
         self.spec, self.shared = spec, shared
+        self.texts = TEXTS if shared is TOKENIZERS else _Texts()
         self.key = shared.attach()
         self._loaded_in = 0  # the generation of the process that has this pane's vocabulary
         self._sent = 0  # the generation the last message went to
@@ -244,6 +276,11 @@ class _Channel:
     def _ask_once(self, job: Job, kind: str, *fields: object, waiting: Callable[[], None] | None = None) -> tuple:
         if self._loaded_in != self.shared.generation or self.shared.process is None:
             self.load(job)  # a new process (another pane's request found the old one dead)
+        if kind == "encode":  # ("encode", key, gen, text, ...): the text goes once for all panes
+            gen, text, *rest = fields
+            self._sent = self.texts.send_encode(self.shared, self.key, gen, text, tuple(rest),  # type: ignore[arg-type]
+                                                self._loaded_in)
+            return self.shared.receive(job, self.key, self._sent, waiting)  # type: ignore[no-any-return]
         return self._exchange(job, (kind, self.key, *fields), waiting, self._loaded_in)
 
     def _exchange(self, job: Job, message: tuple, waiting: Callable[[], None] | None = None,
