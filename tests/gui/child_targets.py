@@ -21,3 +21,14 @@ def cancellable(conn) -> None:
     while conn.recv() != "cancel":
         pass
     conn.send(("cancelled",))
+
+
+def semaphore(conn) -> None:
+    """Make a multiprocessing lock (a named semaphore, which the resource tracker follows) and
+    answer ("locked", True) once it is held."""
+    import multiprocessing
+
+    lock = multiprocessing.get_context("spawn").Lock()
+    with lock:
+        conn.send(("locked", True))
+    conn.recv()

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokviz.core.cancel import Cancelled
+from tokviz.gui.work.spawn import SpawnProcess  # no resource tracker process beside the child
 from tokviz.gui.work.worker import Job
 
 POLL_S = 0.05  # how often a waiting worker looks at its abort flag and the child's health
@@ -57,7 +58,7 @@ class ChildProcess:
         """Spawn the child (`with` does it too); stop() ends it."""
         ctx = multiprocessing.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
-        self.process = ctx.Process(target=self._target, args=(child_conn, *self._args),
+        self.process = SpawnProcess(target=self._target, args=(child_conn, *self._args),
                                    daemon=self._daemon, name=self._name)
         try:
             self.process.start()
