@@ -13,22 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMenuBar, QWidget
 
 from tokviz.core import catalog
-from tokviz.gui.tools.analysis_dialog import AnalysisDialog, open_analysis
-from tokviz.gui.tools.extend_dialog import ExtendDialog, open_extend_dialog
-from tokviz.gui.tools.overlap_dialog import OverlapDialog, open_overlap_dialog
-from tokviz.gui.tools.pipeline_dialog import PipelineDialog, open_pipeline_dialog
-from tokviz.gui.tools.replay_dialog import ReplayDialog, open_replay_dialog
-from tokviz.gui.tools.vocab_browser import open_vocab_browser
-from tokviz.gui.trainer.panel import TrainerDialog
 from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
+
+# The dialogs are imported when first opened: with what they import (the tokenizer backends,
+# the trainer, the analyses) they were 6.6 MiB of the window's memory from its start.
+if TYPE_CHECKING:
+    from tokviz.gui.tools.analysis_dialog import AnalysisDialog
+    from tokviz.gui.tools.extend_dialog import ExtendDialog
+    from tokviz.gui.tools.overlap_dialog import OverlapDialog
+    from tokviz.gui.tools.pipeline_dialog import PipelineDialog
+    from tokviz.gui.tools.replay_dialog import ReplayDialog
+    from tokviz.gui.trainer.panel import TrainerDialog
 
 D = TypeVar("D", bound=QDialog)
 
@@ -118,6 +121,8 @@ class ToolWindows(QObject):
 
     # -- per pane: a new dialog each time -------------------------------------------------------
     def open_vocabulary(self, pane: Any) -> QDialog:
+        from tokviz.gui.tools.vocab_browser import open_vocab_browser
+
         tokens = pane.result.tokens if pane.result is not None else None
         dialog = open_vocab_browser(self._window, pane.spec, self._host.text(), tokens)
         dialog.browser.jump_to.connect(self._host.highlight_chars)
@@ -127,6 +132,8 @@ class ToolWindows(QObject):
     def open_token(self, spec: str, token_id: int) -> QDialog:
         """The vocabulary browser of `spec` with `token_id` selected once the table is built (the
         overlap table's double-click); occurrences are those in a pane of `spec`, if there is one."""
+        from tokviz.gui.tools.vocab_browser import open_vocab_browser
+
         pane = next((p for p in self._host.panes if p.spec == spec and p.result is not None), None)
         tokens = pane.result.tokens if pane is not None else None
         dialog = open_vocab_browser(self._window, spec, self._host.text() if pane is not None else "", tokens)
@@ -143,12 +150,16 @@ class ToolWindows(QObject):
                 pane.view.ensure_visible(index)
 
     def open_replay(self, pane: Any) -> ReplayDialog:
+        from tokviz.gui.tools.replay_dialog import open_replay_dialog
+
         dialog = open_replay_dialog(self._window, pane.spec, self._host.text(), policy=pane.policy,
                                     selection=self.selection_or_text())
         dialog.jump_to.connect(self._host.highlight_chars)
         return on_screen(dialog)
 
     def open_pipeline(self, pane: Any) -> PipelineDialog:
+        from tokviz.gui.tools.pipeline_dialog import open_pipeline_dialog
+
         span = self.selection_or_text()
         text = self._host.text() if span is None else self._host.text()[span[0]:span[1]]
         return on_screen(open_pipeline_dialog(self._window, pane.spec, text, policy=pane.policy))
@@ -156,6 +167,8 @@ class ToolWindows(QObject):
     # -- one of each, kept ---------------------------------------------------------------------------
     def open_analysis(self) -> AnalysisDialog:
         """A fresh analysis of the window's current panes and text (the previous one closes)."""
+        from tokviz.gui.tools.analysis_dialog import open_analysis
+
         if self.analysis is not None:
             self.analysis.close()
             self.analysis.deleteLater()
@@ -166,6 +179,8 @@ class ToolWindows(QObject):
 
     def open_overlap(self) -> OverlapDialog:
         """A fresh overlap of the panes' vocabularies, all of them chosen (the previous one closes)."""
+        from tokviz.gui.tools.overlap_dialog import open_overlap_dialog
+
         if self.overlap is not None:
             self.overlap.close()
             self.overlap.deleteLater()
@@ -174,6 +189,8 @@ class ToolWindows(QObject):
         return on_screen(self.overlap)
 
     def open_extend(self) -> ExtendDialog:
+        from tokviz.gui.tools.extend_dialog import open_extend_dialog
+
         if self.extend is None:
             base = next((p.spec for p in self._host.panes
                          if (e := catalog.find(p.spec)) and e.format == "tiktoken"), None)
@@ -185,6 +202,8 @@ class ToolWindows(QObject):
         return on_screen(self.extend)
 
     def open_trainer(self) -> TrainerDialog:
+        from tokviz.gui.trainer.panel import TrainerDialog
+
         if self.trainer is None:
             self.trainer = TrainerDialog(self._window)
             # a run's pane replaces the previous run's (every finished run used to add one more);
