@@ -21,12 +21,13 @@ def keyed(chunks: dict[bytes, int]) -> dict[str, int]:
     return {w.decode("latin-1"): f for w, f in chunks.items()}
 
 
-# every merge through the numpy batch path, or every merge through the plain loop
-PATHS = {"batch": 1, "loop": 10**9}
+# every merge through the numpy batch path, or every merge through the plain loop; and with the
+# cold buckets at their busiest (COLD_BITS 0: a new pair below half the merge's count waits)
+PATHS = {"batch": {"BATCH": 1}, "loop": {"BATCH": 10**9}, "cold": {"COLD_BITS": 0}}
 
 
 def trained(chunks: dict[bytes, int], num_merges: int, *, path: str, min_frequency: int = 2) -> MergeStats:
-    trainer = type("Trainer", (BpeTrainer,), {"BATCH": PATHS[path]})
+    trainer = type("Trainer", (BpeTrainer,), PATHS[path])
     return trainer(keyed(chunks), min_frequency=min_frequency).train(num_merges)
 
 

@@ -20,7 +20,9 @@ DEAD and unlinks it. Speed comes from doing little per merge:
 - a pair whose count is below `min_frequency` is dropped (count, index, heap): no pair's count
   ever rises, so it can never be merged;
 - a lazy heap of integer keys packing (count, pair): counts of existing pairs only fall, so a
-  popped key whose count is stale is pushed back with the current count;
+  popped key whose count is stale is pushed back with the current count. A new pair counted far
+  below the merge making it waits in a bucket by its count's bit length instead, and is pushed
+  only when the heap's best falls near it (most never do: the heap stays small);
 - a merge touching many positions (`BATCH` or more) runs as a few numpy operations over all of
   them (`_merge_batch`); a small one runs as a plain loop over its positions (`_merge_each`), the
   readable form of the same steps. Tests hold both to the slow reference (`_educational`);
@@ -94,6 +96,9 @@ class BpeTrainer:
     # From this many positions a merge runs in numpy; below it, numpy's fixed cost per call
     # outweighs the loop (measured on the 100 MB bench counts: 32-128 are all about as fast).
     BATCH: ClassVar[int] = 64
+    # A new pair counted below 1/2**COLD_BITS of the merge making it waits in a bucket instead
+    # of the heap; most never come near the top (about 3 in 4 of the pairs made on the bench).
+    COLD_BITS: ClassVar[int] = 3
 
     def __init__(self, chunks: Mapping[str, int], *, min_frequency: int = 2) -> None:
         if min_frequency < 1:
@@ -102,6 +107,10 @@ class BpeTrainer:
         self.initial_tokens = sum(len(w) * f for w, f in chunks.items())
         self.counts: dict[int, int] = {}  # pair key -> count, for pairs at min_frequency or above
         self.index: dict[int, Positions] = {}  # pair key -> positions that held it when it was made
+        # every pair counted `_hot` or more is in the heap; the others wait in `_cold`, bucketed
+        # by their count's bit length, and are pushed when the heap's best falls below `_hot`
+        self._hot = 0
+        self._cold: list[list[int]] = [[] for _ in range(65)]
         # single-byte chunks hold no pair and never change
         kept = [w for w, f in chunks.items() if len(w) > 1 and f > 0]
         data = np.frombuffer("".join(kept).encode("latin-1"), dtype=np.uint8)
@@ -186,7 +195,11 @@ class BpeTrainer:
     def _loop(self, heap: list[int], num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
         counts, merges = self.counts, stats.merges
         sent, tokens = 0, self.initial_tokens
-        while len(merges) < num_merges and heap:
+        while len(merges) < num_merges:
+            if not heap or -(heap[0] >> _SHIFT) < self._hot:  # a cold pair may be the best now
+                if not self._warm(heap):
+                    break
+                continue
             key = heapq.heappop(heap)
             count, pair = -(key >> _SHIFT), key & _LOW
             current = counts.get(pair, 0)
@@ -196,6 +209,8 @@ class BpeTrainer:
                 continue
             if count < self.min_frequency:
                 break
+            # raise only: lowering is `_warm`'s, which pushes what the lower threshold lets in
+            self._hot = max(self._hot, _warm_from(count, self.COLD_BITS))
             replaced = self._merge(pair, 256 + len(merges), count, heap)
             merges.append((pair >> _ID_BITS, pair & _ID_MASK, count))
             stats.replaced.append(replaced)
@@ -207,6 +222,26 @@ class BpeTrainer:
                 reporter.check()  # every merge: an Event.is_set() costs far less than a merge
         if sent < len(merges) or not merges:
             reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+
+    def _warm(self, heap: list[int]) -> bool:
+        """Lower the threshold below the heap's best and push the cold pairs now above it.
+
+        Returns False when no pair is left at all.
+        """
+        best = -(heap[0] >> _SHIFT) if heap else 0
+        hot = _warm_from(best, self.COLD_BITS) if heap else 0
+        counts, cold = self.counts, self._cold
+        for bits, keys in enumerate(cold):
+            if keys and (1 << bits) > hot:  # this bucket may hold counts at or above `hot`
+                cold[bits] = []
+                for key in keys:
+                    n = counts.get(key, 0)
+                    if n >= hot and n:
+                        heapq.heappush(heap, (-n << _SHIFT) | key)
+                    elif n:
+                        cold[n.bit_length()].append(key)  # it fell: still below `hot`
+        self._hot = hot
+        return bool(heap)
 
     def _merge(self, pair: int, new: int, count: int, heap: list[int]) -> int:
         """Replace `pair` by `new` everywhere; update counts, index and heap; return the tokens removed."""
@@ -303,7 +338,7 @@ class BpeTrainer:
 
     def _add(self, made: Iterable[NewPair], heap: list[int]) -> None:
         """Count, index and push the new pairs; take each one's count off the pair it broke."""
-        counts, index, floor = self.counts, self.index, self.min_frequency
+        counts, index, floor, hot, cold = self.counts, self.index, self.min_frequency, self._hot, self._cold
         for key, lost, n, ps in made:
             m = counts.get(lost)
             if m is not None:  # None: below the floor (dropped), or the merged pair itself (`aa`)
@@ -316,7 +351,20 @@ class BpeTrainer:
             if n >= floor:  # a pair below the floor can never be merged: counts only fall from here
                 counts[key] = n
                 index[key] = array("i", ps) if isinstance(ps, list) else ps
-                heapq.heappush(heap, (-n << _SHIFT) | key)
+                if n >= hot:
+                    heapq.heappush(heap, (-n << _SHIFT) | key)
+                else:
+                    cold[n.bit_length()].append(key)
+
+
+def _warm_from(count: int, bits: int) -> int:
+    """The threshold under a merge of `count`: a power of two at most `count / 2**bits`.
+
+    >>> _warm_from(1000, 3), _warm_from(7, 3), _warm_from(0, 3)
+    (64, 0, 0)
+    """
+    shift = count.bit_length() - 1 - bits
+    return 1 << shift if shift >= 0 else 0
 
 
 def train_bpe(
