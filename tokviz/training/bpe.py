@@ -42,7 +42,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from typing import ClassVar, TypeAlias
 
 import numpy as np
@@ -104,21 +104,22 @@ class BpeTrainer:
         if min_frequency < 1:
             raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
         self.min_frequency = min_frequency
-        self.initial_tokens = sum(len(w) * f for w, f in chunks.items())
         self.counts: dict[int, int] = {}  # pair key -> count, for pairs at min_frequency or above
         self.index: dict[int, Positions] = {}  # pair key -> positions that held it when it was made
         # every pair counted `_hot` or more is in the heap; the others wait in `_cold`, bucketed
         # by their count's bit length, and are pushed when the heap's best falls below `_hot`
         self._hot = 0
         self._cold: list[list[int]] = [[] for _ in range(65)]
-        # single-byte chunks hold no pair and never change
-        kept = [w for w, f in chunks.items() if len(w) > 1 and f > 0]
-        data = np.frombuffer("".join(kept).encode("latin-1"), dtype=np.uint8)
+        words = list(chunks)
+        lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+        freqs = np.fromiter(chunks.values(), dtype=np.int64, count=len(words))
+        self.initial_tokens = int(lengths @ freqs)
+        keep = (lengths > 1) & (freqs > 0)  # single-byte chunks hold no pair and never change
+        data = np.frombuffer("".join(compress(words, keep.tolist())).encode("latin-1"), dtype=np.uint8)
+        del words
         if len(data) > _MAX_POSITIONS:
             raise TrainingError(f"the distinct chunks hold {len(data):,} bytes; at most {_MAX_POSITIONS:,} fit")
-        lengths = np.fromiter(map(len, kept), dtype=np.int64, count=len(kept))
-        del kept
-        freqs = np.fromiter((f for w, f in chunks.items() if len(w) > 1 and f > 0), dtype=np.int64, count=len(lengths))
+        lengths, freqs = lengths[keep], freqs[keep]
         wide = len(freqs) > 0 and int(freqs.max()) > np.iinfo(np.int32).max
         end = len(data)  # the sentinel's position
         # arrays for the loop (plain ints on indexing) and numpy views of the same memory
@@ -145,7 +146,7 @@ class BpeTrainer:
         _, nxt, _, fr = self._views
         end = len(data)
         inside = nxt[: end - 1] != end  # window i..i+1 lies in one chunk
-        small = (data[:-1].astype(np.int32) << 8) | data[1:]  # the pair as a 16-bit key
+        small = (data[:-1].astype(np.uint16) << 8) | data[1:]  # the pair as a 16-bit key: radix-sorted
         totals = np.bincount(small[inside], weights=fr[: end - 1][inside], minlength=1 << 16)  # exact below 2**53
         ok = totals >= self.min_frequency  # below it, a pair can never merge
         pos = np.flatnonzero(inside & ok[small]).astype(np.int32)
