@@ -57,6 +57,26 @@ def test_neighbours_are_painted_in_different_colours(qtbot, make_window) -> None
     assert ids[1] == ids[2] == ids[3]  # " a" again and again: by id, still apart
 
 
+def test_the_background_an_export_asks_for_is_the_painted_one(qtbot, make_window) -> None:
+    """`background(i)` (what exports draw) is the palette's colour of the token's slot by
+    position and by id (by position computed per token, with no array over every token)."""
+    import numpy as np
+
+    from tokviz.analysis.palette import id_slots, position_slots
+
+    window = make_window(["cl100k_base"], "a a a a a a a a " + "한국어 텍스트 " * 3)
+    view = window.panes[0].view
+    n, count = len(view.colors.tokens), len(view.tokens)
+    for by_id in (False, True):
+        window.set_options(color_by_id=by_id)
+        qtbot.waitUntil(lambda b=by_id: view.color_by_id == b)
+        slots = id_slots(np.array([t.id for t in view.tokens]), n) if by_id else position_slots(count, n)
+        assert [view.background(i) for i in range(count)] == [
+            view.colors.for_slot(i, int(slots[i]), view.cell(i).kind) for i in range(count)]
+        plain = [i for i in range(count) if view.tokens[i].kind is TokenKind.NORMAL]
+        assert [view.background(i).name() for i in plain] == [_painted(view, i) for i in plain]
+
+
 def test_the_legend_shows_every_kind_in_the_panes_colours(make_window) -> None:
     from tokviz.gui.widgets.theme import token_colors
 

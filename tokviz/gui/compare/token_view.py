@@ -29,7 +29,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.analysis.notation import token_tooltip
-from tokviz.analysis.palette import id_slots, position_slots
+from tokviz.analysis.palette import id_slots
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell
@@ -118,16 +118,22 @@ class TokenView(QAbstractScrollArea):
             self.invalidate()
 
     def _color_slots(self) -> np.ndarray:
-        """Each token's palette slot, chosen so neighbours differ (computed once per result)."""
+        """Each token's palette slot by id, chosen so neighbours differ (computed once per result,
+        kept as uint8 for a palette of at most 256 colours: 1 byte a token, not 8)."""
         if self._slots is None:
             n = len(self.colors.tokens)
             if self.result is None:
                 self._slots = np.zeros(0, dtype=np.int64)
-            elif self._color_by_id:
-                self._slots = id_slots(self.result.ids, n)
             else:
-                self._slots = position_slots(len(self.result.ids), n)
+                slots = id_slots(self.result.ids, n)
+                self._slots = slots.astype(np.uint8) if n <= 256 else slots
         return self._slots
+
+    def _slot(self, index: int) -> int:
+        """Token `index`'s palette slot: by id, or by position (no array over every token)."""
+        if self._color_by_id:
+            return int(self._color_slots()[index])
+        return index % max(len(self.colors.tokens), 1)  # `position_slots`, for one token
 
     def background(self, index: int) -> QColor:
         """The colour token `index` is drawn on (its style's fill, else the palette's): what the
@@ -135,7 +141,7 @@ class TokenView(QAbstractScrollArea):
         style = self.token_styles[index] if self.token_styles is not None else None
         if style is not None and style.fill is not None:
             return style.fill
-        return self.colors.for_slot(index, int(self._color_slots()[index]), self.cell(index).kind)
+        return self.colors.for_slot(index, self._slot(index), self.cell(index).kind)
 
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
