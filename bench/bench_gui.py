@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     text = window.text()
     times: dict[str, float] = {}
     memory: dict[int, float] = {}
+    settled: dict[int, float] = {}  # a second after the last layout: what the app goes on holding
     peak = [0.0]
     cpu: list[float] = []
 
@@ -200,7 +201,11 @@ def main(argv: list[str] | None = None) -> int:
             tree = process_tree()
             memory.update(tree)  # before the quit, which stops the panes' processes
             cpu.append(cpu_seconds(tree) - cpu0)
-            QTimer.singleShot(300, app.quit)  # keep measuring a little after the last layout
+            QTimer.singleShot(1000, settle)  # keep measuring a little after the last layout
+
+    def settle() -> None:
+        settled.update(process_tree())
+        app.quit()
 
     poller = QTimer(interval=5)
     poller.timeout.connect(poll)
@@ -218,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"resident memory: {sum(sizes.values()):.0f} MiB in {len(sizes)} processes (this one "
           f"{sizes.get(os.getpid(), 0):.0f} MiB; others {others}); "
           f"peak {max(peak[0], sum(sizes.values())):.0f} MiB")
+    if settled:
+        others = ", ".join(f"{v:.0f}" for k, v in settled.items() if k != os.getpid())
+        print(f"resident memory 1 s later: {sum(settled.values()):.0f} MiB in {len(settled)} processes "
+              f"(this one {settled.get(os.getpid(), 0):.0f} MiB; others {others})")
     if cpu:
         print(f"CPU from the paste to the last layout, all processes: {cpu[0]:.2f} s")
     worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
