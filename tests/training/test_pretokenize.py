@@ -17,6 +17,7 @@ from tokviz.training.pretokenize import (
     O200K_PATTERN,
     PRESETS,
     ChunkCounter,
+    ascii_findall_bytes,
     ascii_pattern,
     compile_pattern,
     resolve_pattern,
@@ -92,6 +93,8 @@ def test_ascii_translation_splits_ascii_text_as_the_regex_module(text, pattern):
     import re
 
     assert re.findall(ascii_pattern(pattern), text) == regex.findall(pattern, text)
+    found = ascii_findall_bytes(pattern)(text.encode())
+    assert [c.decode() for c in found] == regex.findall(pattern, text)
 
 
 def test_ascii_translation_is_exact_on_every_ascii_pair():
@@ -99,10 +102,12 @@ def test_ascii_translation_is_exact_on_every_ascii_pair():
 
     for pattern in (GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN):
         fast = re.compile(ascii_pattern(pattern))
+        fast_bytes = ascii_findall_bytes(pattern)
         slow = regex.compile(pattern)
         for a in ASCII:
             text = "".join(a + b for b in ASCII) + a + "x y\n 1 ' "
             assert fast.findall(text) == slow.findall(text), (pattern, a)
+            assert [c.decode() for c in fast_bytes(text.encode())] == slow.findall(text), (pattern, a)
 
 
 def test_only_presets_are_translated():

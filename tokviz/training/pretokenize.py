@@ -14,8 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
-from itertools import compress
-from typing import Literal
+from itertools import compress, repeat
+from typing import AnyStr, Literal
 
 import regex
 
@@ -185,24 +185,32 @@ def split_table(
     chunks: Counter[str],
     check: Callable[[], None] | None = None,
 ) -> None:
-    """`split_segments` for the segments of a (flushed) `SegmentTable`, emptying it."""
+    """`split_segments` for the segments of a (flushed) `SegmentTable`, emptying it.
+
+    The ASCII segments are split as bytes (`ascii_findall_bytes`: the same chunks, and `re`
+    finds and `Counter` counts bytes ~20 % faster than the same text as a str); their chunks are
+    turned into strings once each, at the end.
+    """
     findall = compiled.findall
-    fast = ascii_findall(compiled.pattern)
+    fast = ascii_findall_bytes(compiled.pattern)
+    ascii_chunks: Counter[bytes] = Counter()
     for n, joined in table.batches(_BATCH):
         if check is not None:
             check()
         if fast is None:
-            parts = [findall(b"".join(joined).decode("utf-8"))]
+            _count_found(chunks, [findall(b"".join(joined).decode("utf-8"))], n)
         else:
-            parts = [fast(joined[0].decode("ascii"))]
+            _count_found(ascii_chunks, [fast(joined[0])], n)
             if len(joined) > 1:
-                parts.append(findall(joined[1].decode("utf-8")))
+                _count_found(chunks, [findall(joined[1].decode("utf-8"))], n)
         del joined
-        _count_found(chunks, parts, n)
-        del parts
+    if ascii_chunks:
+        keys = b"\0".join(ascii_chunks).decode("ascii").split("\0")  # no NUL in a counted text
+        get = chunks.get
+        dict.update(chunks, zip(keys, map(operator.add, map(get, keys, repeat(0)), ascii_chunks.values())))
 
 
-def _count_found(chunks: Counter[str], parts: list[list[str]], n: int) -> None:
+def _count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> None:
     """Add the chunks found in segments seen `n` times each."""
     for found in parts:
         if n == 1:
@@ -213,7 +221,7 @@ def _count_found(chunks: Counter[str], parts: list[list[str]], n: int) -> None:
             _add_scaled(chunks, Counter(found), n)
 
 
-def _add_scaled(into: Counter[str], other: Counter[str], n: int) -> None:
+def _add_scaled(into: Counter[AnyStr], other: Counter[AnyStr], n: int) -> None:
     """`into[k] += n * other[k]` for every k, without a Python-level loop.
 
     (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements.)
@@ -307,6 +315,14 @@ def ascii_findall(pattern: str) -> Callable[[str], list[str]] | None:
     """`re.compile(ascii_pattern(pattern)).findall`, or None (see `ascii_pattern`)."""
     translated = ascii_pattern(pattern)
     return None if translated is None else re.compile(translated).findall
+
+
+@cache
+def ascii_findall_bytes(pattern: str) -> Callable[[bytes], list[bytes]] | None:
+    """`ascii_findall` for ASCII bytes: the translation has no class escape left, only ASCII
+    characters, so as a bytes pattern it finds the same chunks, as bytes."""
+    translated = ascii_pattern(pattern)
+    return None if translated is None else re.compile(translated.encode("ascii")).findall
 
 
 def chunk_key(text: str) -> str:
