@@ -126,10 +126,10 @@ def descendants(pid: int) -> dict[int, str]:
 
 
 def pool_workers() -> list[int]:
-    """Counting workers: children of the forkserver the trainer's pool uses."""
+    """Counting workers: processes spawned by the trainer's child process, itself spawned."""
     procs = descendants(os.getpid())
-    servers = [pid for pid, cmd in procs.items() if "forkserver" in cmd]
-    return [pid for server in servers for pid in descendants(server)]
+    spawned = [pid for pid, cmd in procs.items() if "multiprocessing" in cmd]
+    return [pid for child in spawned for pid, cmd in descendants(child).items() if "multiprocessing" in cmd]
 
 
 def test_small_folder_trains_reports_skipped_saves_and_recuts(

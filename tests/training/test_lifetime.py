@@ -96,7 +96,7 @@ def test_killed_while_counting_leaves_no_process(big_corpus: Path, tmp_path: Pat
             assert line, f"the CLI ended before counting: {seen!r}"
             seen = line
         children = _descendants(proc.pid)
-        assert len(children) >= 2, "the corpus should be counted by worker processes"
+        assert children, "the corpus should be counted by worker processes too"
         os.kill(proc.pid, sig)
         assert proc.wait() == -sig
         rest = _read_to_eof(proc.stderr).decode(errors="replace")

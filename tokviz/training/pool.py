@@ -1,7 +1,7 @@
 """Counting worker processes, started once per run, that never outlive the process that started them.
 
-`CountingPool(workers, pattern, non_utf8)` starts `workers` processes (forkserver where the
-platform has it, else spawn; never plain fork: the GUI process runs Qt threads). `count(pieces,
+`CountingPool(workers, pattern, non_utf8)` starts `workers` processes (spawned, see
+`mp_context`; never plain fork: the GUI process runs Qt threads). `count(pieces,
 reporter)` deals the pieces out a few at a time as workers finish (a big file is many pieces, so
 it is shared too), and counts pieces in the calling process too whenever no worker has a message
 for it: `--jobs n` is `n - 1` workers and this process, one process less than `n` workers and an
@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
+from tokviz.core.spawn import SpawnProcess
 from tokviz.training.events import Reporter, TrainingError
 from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
@@ -51,15 +52,14 @@ TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish tog
 AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
 
 
-def mp_context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
-    """forkserver where the platform has it, else spawn; never fork (Qt threads in the parent)."""
-    if "forkserver" in multiprocessing.get_all_start_methods():
-        ctx = multiprocessing.get_context("forkserver")
-        # the server imports nothing: each worker imports what it needs (~0.3 s, while this
-        # process counts), and the server, which lives as long as this process, stays small
-        # (13 MB, not 34 with numpy and regex; the bench sums every process's resident memory)
-        ctx.set_forkserver_preload([])
-        return ctx
+def mp_context() -> multiprocessing.context.SpawnContext:
+    """spawn, never fork (Qt threads in the GUI's process; a forked child inherits their locks);
+    workers are `core.spawn.SpawnProcess`es, which start no resource tracker process beside them.
+
+    Not forkserver: its server process, and the tracker it starts, live as long as the process
+    that started them, and each is summed into the tree's resident memory (13 + 12 MB on the
+    bench); a spawned worker imports what it needs itself (~0.3 s, while this process counts).
+    """
     return multiprocessing.get_context("spawn")
 
 
@@ -97,7 +97,7 @@ class CountingPool:
             for _ in range(jobs):
                 task_r, task_w = ctx.Pipe(duplex=False)
                 result_r, result_w = ctx.Pipe(duplex=False)
-                process = ctx.Process(target=_serve, args=(task_r, result_w, pattern, non_utf8),
+                process = SpawnProcess(target=_serve, args=(task_r, result_w, pattern, non_utf8),
                                       name="tokviz-count", daemon=True)
                 process.start()
                 task_r.close()  # the parent keeps only its own ends: a dead worker reads as EOF

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tokviz.core.cancel import Cancelled
-from tokviz.gui.work.spawn import SpawnProcess  # no resource tracker process beside the child
+from tokviz.core.spawn import SpawnProcess  # no resource tracker process beside the child
 from tokviz.gui.work.worker import Job
 
 POLL_S = 0.05  # how often a waiting worker looks at its abort flag and the child's health

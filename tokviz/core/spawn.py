@@ -2,7 +2,8 @@
 
 multiprocessing's spawn start (POSIX) first starts a resource tracker: one more Python process
 that outlives nothing, there only to unlink the named semaphores and shared memory segments a
-crashed process leaves. The app's children share neither with it (each has a `Pipe`), yet the
+crashed process leaves. tokviz's children share neither with their parent (each has a `Pipe`):
+the app's (`gui/work/child.py`) and the trainer's counting workers (`training/pool.py`). Yet the
 tracker was the app's third process, 13 MiB resident. A child that makes a semaphore after all
 starts a tracker of its own at that moment (multiprocessing does so when it finds none).
 
