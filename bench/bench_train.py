@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
     size = sum(p.stat().st_size for p in files)
     # the runs of one round: tokviz with its default --jobs, with each --jobs asked for that
     # differs from the default, and the peers
-    default = default_jobs()
+    default = default_jobs(size)
     runs: list[tuple[str, str, int | None]] = []
     for name in args.only:
         if name == "tokviz":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -137,3 +138,10 @@ def test_identical_merges_across_jobs(tmp_path: Path, monkeypatch):
     assert one.merges == two.merges == three.merges
     assert one.corpus.unique_chunks == two.corpus.unique_chunks
     assert len(one.merges) > 300
+
+
+def test_default_jobs_uses_the_cores_for_a_large_corpus_only():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    assert corpus.default_jobs(1 << 20) == 1
+    assert corpus.default_jobs(corpus.DEFAULT_POOL_BYTES) == min(cores, 4)
+    assert corpus.default_jobs() == min(cores, 4)

@@ -47,8 +47,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--min-frequency", type=int, default=2, metavar="F",
                    help="stop when no pair occurs F times (default 2)")
     p.add_argument("--jobs", type=int, default=None, metavar="J",
-                   help="worker processes for counting (default: all cores; "
-                   "none, counting in-process, on 2 cores or fewer)")
+                   help="processes counting the corpus, this one included (default: the cores, "
+                   "at most 4, for a corpus of 64 MB or more; else 1)")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")

@@ -121,22 +121,33 @@ def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int | None = None)
         yield read_piece(piece, non_utf8=non_utf8)
 
 
-def default_jobs() -> int:
-    """Worker processes when `jobs` is not given: the cores this process may run on, but none
-    (count here) on a machine of two cores or fewer.
+DEFAULT_POOL_BYTES = 64 << 20  # the default counts on every core from this corpus size on
 
-    Measured on 2 vCPUs shared with other work (load average 11-14), 100 MB of the bench corpus,
-    vocab 32768, two interleaved rounds (`bench/bench_train.py`): `--jobs 2` took 1.04x and
-    0.75x the wall time of counting here, 1.12x the CPU time (a segment both workers see is
-    split twice; the workers' start-up and the chunk counts sent back) and 1.31x the peak memory
-    (each worker holds the distinct segments of its half; they overlap). Not a clear win on two
-    cores, and it costs memory, so the default counts here.
+
+def default_jobs(total_bytes: int | None = None) -> int:
+    """Counting processes when `jobs` is not given, for a corpus of `total_bytes` (None: large):
+    the cores this process may run on, at most 4, from `DEFAULT_POOL_BYTES` on; below, 1 (count
+    here). `--jobs n` is `n - 1` workers and this process (`pool`).
+
+    Measured on 2 vCPUs shared with other work, `python bench/bench_train.py --mb 100
+    --vocab-size 32768 --only tokviz rustbpe --jobs 1 2 --repeats 2` (medians of side-by-side
+    ratios): at load 5.8, `--jobs 2` took 0.82x the wall time of `--jobs 1`, 1.05x its CPU time,
+    1.43x its peak memory (304-311 MB, when the workers came from a forkserver); at load 4.5,
+    with one spawned worker and no tracker process, 1.01x the wall time, 0.99x the CPU time and
+    1.32x the memory: 278-286 MB against rustbpe's 288-290 MB. Smaller corpora (count_corpus
+    alone, files of the bench corpus, load ~5, two runs each, --jobs 1 vs 2): 6 MB 2.3/1.7 s vs
+    2.8/4.8 s, 11 MB 3.6/4.3 vs 5.2/6.5, 19 MB 8.1/6.3 vs 8.0/7.5, 34 MB 13.7/12.4 vs 13.2/18.8:
+    a worker's start-up (it imports numpy and regex) and a busy second core cost more than the
+    second core gives below some tens of MB. At most 4: each counting process holds the distinct
+    segments of its share (a worker ~110 MB on the 100 MB corpus); not measured beyond 2 cores.
     """
+    if total_bytes is not None and total_bytes < DEFAULT_POOL_BYTES:
+        return 1
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return cores if cores > 2 else 1
+    return max(1, min(cores, 4))
 
 
 def count_corpus(
@@ -155,7 +166,6 @@ def count_corpus(
     `cancel` is set (workers are ended at once).
     """
     compiled = compile_pattern(pattern)  # a bad pattern fails here, in the caller's process
-    jobs = max(1, jobs or default_jobs())
     sizes = []
     for path in files:
         try:
@@ -163,6 +173,7 @@ def count_corpus(
         except OSError:
             sizes.append(0)
     total_bytes = sum(sizes)
+    jobs = max(1, jobs or default_jobs(total_bytes))
     reporter = Reporter(progress, cancel, "counting", total=total_bytes)
     reporter.check()
     pieces = [piece for path, size in zip(files, sizes) for piece in plan_pieces(path, size)]
