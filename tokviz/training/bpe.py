@@ -55,7 +55,7 @@ _ID_BITS = 21  # pair key = left << 21 | right
 _ID_MASK = (1 << _ID_BITS) - 1
 _SHIFT = 2 * _ID_BITS  # heap key = -count << 42 | pair key
 _LOW = (1 << _SHIFT) - 1
-MAX_ID = 0x10FFFF  # ids fit in 21 bits (and stay code points, as chunk keys are)
+MAX_ID = 0x10FFFF  # the largest id: pair keys pack two ids in 21 bits each (this limit is the older, lower one, kept)
 DEAD = -1  # the token of a merged-away position and of the sentinel
 _MAX_POSITIONS = (1 << 31) - 2  # positions are 32-bit
 

@@ -99,7 +99,7 @@ def _check_options(
             f"vocab size {vocab_size} is too small: the 256 bytes and {len(special_tokens)} special "
             f"tokens need at least {floor}"
         )
-    if vocab_size > MAX_ID + 1:  # a merged id is a code point in the merge loop (`bpe.MAX_ID`)
+    if vocab_size > MAX_ID + 1:  # the merge loop's largest id (`bpe.MAX_ID`)
         raise TrainingError(f"vocab size {vocab_size:,} is too large: at most {MAX_ID + 1:,} ids are supported")
     if min_frequency < 1:
         raise TrainingError(f"min frequency must be at least 1, got {min_frequency}")
