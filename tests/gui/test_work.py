@@ -9,6 +9,7 @@ import threading
 import pytest
 from PySide6.QtCore import SIGNAL, QCoreApplication, QObject, Signal
 
+from tokviz.core import spawn
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
 from tokviz.gui.work.inbox import Inbox
@@ -244,6 +245,7 @@ def _children() -> set[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.skipif(not spawn._LAUNCH_COPIED, reason="a newer Python spawns with its own launch (and tracker)")
 def test_a_child_process_starts_no_resource_tracker_beside_it() -> None:
     before = _children()
     with ChildProcess(child_targets.echo, what="echo", name="tokviz-test-echo", goodbye=None) as child:

@@ -8,8 +8,10 @@ tracker was the app's third process, 13 MiB resident. A child that makes a semap
 starts a tracker of its own at that moment (multiprocessing does so when it finds none).
 
 `SpawnProcess` is multiprocessing's own `SpawnProcess` with `Popen._launch` copied from the
-standard library (identical in Python 3.8 to 3.13) less the tracker's file descriptor; on
-Windows, which has no tracker, it is multiprocessing's own.
+standard library (identical in Python 3.8 to 3.13) less the tracker's file descriptor. On
+Windows, which has no tracker, and on a Python newer than those (whose private launch this copy
+may no longer match), it is multiprocessing's own, tracker and all: one process more, never a
+broken start.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ import os
 import sys
 from typing import Any
 
-if sys.platform != "win32":
+#: the Pythons whose `popen_spawn_posix.Popen._launch` the copy below matches
+_LAUNCH_COPIED = (3, 8) <= sys.version_info[:2] <= (3, 13)
+
+if sys.platform != "win32" and _LAUNCH_COPIED:
     from multiprocessing import popen_spawn_posix, spawn, util
     from multiprocessing.context import reduction, set_spawning_popen  # type: ignore[attr-defined]
 
@@ -60,5 +65,5 @@ if sys.platform != "win32":
         def _Popen(process_obj: Any) -> Any:  # noqa: N802 (multiprocessing's name)
             return _Popen(process_obj)
 
-else:  # pragma: no cover (Windows: spawn starts no tracker there)
-    SpawnProcess = multiprocessing.get_context("spawn").Process
+else:  # pragma: no cover (Windows: spawn starts no tracker there; a newer Python: its own launch)
+    SpawnProcess = multiprocessing.get_context("spawn").Process  # type: ignore[misc, assignment]
