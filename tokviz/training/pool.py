@@ -42,11 +42,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
+from tokviz.core.heap import trim_heap
 from tokviz.core.spawn import SpawnProcess
 from tokviz.training.events import Reporter, TrainingError
 from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
-from tokviz.training.segcount import trim
 
 TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish together
 AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
@@ -68,7 +68,8 @@ class _Worker:
     process: multiprocessing.process.BaseProcess
     tasks: Connection
     results: Connection
-    held: int = 0
+    held: int = 0  # tasks sent and not yet answered
+    finishing: bool = False  # "finish" sent: it splits its segments after the tasks it holds
 
 
 def _tasks(pieces: Sequence[Piece], sizes: dict[str, int]) -> deque[list[Piece]]:
@@ -171,14 +172,15 @@ class CountingPool:
                 del message
             if here is not None and not ready:
                 if todo:
-                    add_log(count_pieces(todo.popleft(), here, self.non_utf8, on_bytes))
-                    for w in self.workers:
-                        if not w.held:
-                            self._deal(w, todo)  # the last task gone: the idle workers finish
+                    task = todo.popleft()
+                    if not todo:  # the last task: the workers finish now, not after it
+                        self._finish()
+                    add_log(count_pieces(task, here, self.non_utf8, on_bytes))
+                    del task
                 else:  # split this process's segments while the workers split theirs
                     packed = compact(here.counts(check=reporter.check))
                     here = None  # its chunk strings go before `expand` makes their keys
-                    trim()
+                    trim_heap()
                     add_counts(counts, expand(*packed))
                     del packed
             reporter.tick(consumed, bytes_read=consumed, files_read=len(paths), files_skipped=len(log.skipped))
@@ -186,12 +188,23 @@ class CountingPool:
         return counts, log
 
     def _deal(self, w: _Worker, todo: deque[list[Piece]]) -> None:
-        while w.held < AHEAD and todo:
+        """Top the worker up to `AHEAD` tasks; once none is left, every worker finishes."""
+        while not w.finishing and w.held < AHEAD and todo:
             w.tasks.send(("task", todo.popleft()))
             w.held += 1
-        if not w.held and not todo:
-            w.tasks.send(("finish",))
-            w.held = -1  # finishing
+        if not todo:
+            self._finish()
+
+    def _finish(self) -> None:
+        """Send "finish" to every worker as soon as no task is left, behind the tasks it holds: it
+        then splits its segments while this process counts or splits, instead of waiting for this
+        process to read its last replies (on the 100 MB bench corpus with --jobs 2 the worker
+        idled 2.7 s, until this process had split its own segments: counting took 7.2 s, 5.2-5.6
+        s now)."""
+        for w in self.workers:
+            if not w.finishing:
+                w.tasks.send(("finish",))
+                w.finishing = True
 
     def close(self) -> None:
         """End every worker: closing its task pipe lets it leave; terminate makes that immediate."""
@@ -233,7 +246,7 @@ def _serve(tasks: Connection, results: Connection, pattern: str | None, non_utf8
                 del counter
                 packed = compact(chunks)
                 del chunks
-                trim()
+                trim_heap()
                 send(("chunks", packed))
                 return
     except (OSError, EOFError):
