@@ -51,6 +51,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from tokviz.core.columns import EncodedColumns, with_tokens_around
+from tokviz.core.heap import limit_arenas, trim_heap
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
 
 
@@ -129,53 +130,11 @@ def receive_reply(conn: Connection) -> Any:
     return pickle.loads(memoryview(head)[4:], buffers=buffers)
 
 
-def trim_heap() -> None:
-    """Give the memory malloc holds free back to the system (glibc's `malloc_trim`; nothing
-    elsewhere). A 1 MB encode's temporaries leave tens of MB free but resident in the heap's
-    middle, which glibc returns only when asked: measured 273 -> 232 MiB for a process with four
-    vocabularies after four 1 MB encodes."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        _malloc_trim = False
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-                pass
-    if _malloc_trim:
-        _malloc_trim(0)
-
-
-_malloc_trim: Any = None
-
-#: glibc's `mallopt` parameter for the number of malloc arenas (malloc.h: M_ARENA_MAX)
-M_ARENA_MAX = -8
-
-
-def limit_arenas(count: int = 2) -> None:
-    """Let glibc's malloc keep at most `count` arenas in this process (nothing elsewhere). By
-    default each thread that allocates gets an arena of its own, and what an encode thread's
-    arena held stays resident after `trim_heap`: four 1 MB encodes on two encode threads left
-    the tokenizer process at 209 MiB, 157 with two arenas (the same with one). Call it before
-    the threads start."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, count)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def _exit_now(conn: Connection) -> NoReturn:
     """End the child at once: the interpreter's teardown of a loaded vocabulary (numpy, Rust
     tokenizers, module dicts) took 0.2-0.4 s per pane on a loaded machine, and the window's close
     waited for it. Nothing here needs flushing but the standard streams."""
     import os
-    import sys
 
     conn.close()
     for stream in (sys.stdout, sys.stderr):

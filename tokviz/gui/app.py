@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
-from tokviz.core.encode_server import limit_arenas
+from tokviz.core.heap import limit_arenas
 from tokviz.core.textfile import read_text_exact
 from tokviz.gui.compare.window import MainWindow
 from tokviz.gui.widgets.theme import apply_theme, icon

@@ -19,14 +19,13 @@ be one of the few non-ASCII whitespace characters.
 
 from __future__ import annotations
 
-import ctypes
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 import numpy.typing as npt
+
+from tokviz.core.heap import trim_heap
 
 #: ASCII bytes that are not whitespace for `re` (`str.isspace`: 9-13, 28-31 and the space)
 _NONSPACE = np.ones(256, dtype=bool)
@@ -268,7 +267,7 @@ class SegmentTable:
             self.counts = np.insert(self.counts, where, counts[fresh])
             self.offsets = np.insert(self.offsets, where, new_offsets)
             self.lengths = np.insert(self.lengths, where, new_lengths)
-        trim()  # the old arrays and the blocks' went back to the heap: return what can be
+        trim_heap()  # the old arrays and the blocks' went back to the heap: return what can be
 
     @staticmethod
     def _overflow(
@@ -308,27 +307,7 @@ class SegmentTable:
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
-        trim()
-
-
-def trim() -> None:
-    """Give the memory freed so far back to the system where the C library can (glibc's
-    `malloc_trim`): numpy arrays of a few MB come from the heap, whose freed pages glibc keeps."""
-    if _malloc_trim is not None:
-        _malloc_trim(0)
-
-
-def _find_malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None)
-        return cast(Callable[[int], int], libc.malloc_trim)
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
-
-
-_malloc_trim = _find_malloc_trim()
+        trim_heap()
 
 
 def _differ(

@@ -27,7 +27,8 @@ import numpy as np
 
 from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns
-from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, trim_heap
+from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve
+from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts

@@ -1,0 +1,55 @@
+"""The C heap of this process: give freed memory back, and keep few malloc arenas (glibc only).
+
+numpy arrays of a few MB and a 1 MB encode's temporaries come from malloc's heap, whose freed
+pages glibc keeps resident until asked (`trim_heap`), and each thread that allocates gets an
+arena of its own unless told otherwise (`limit_arenas`). On other C libraries (macOS, Windows,
+musl) both do nothing. Used by the tokenizer process, the window and the trainer's counting.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+#: glibc's `mallopt` parameter for the number of malloc arenas (malloc.h: M_ARENA_MAX)
+M_ARENA_MAX = -8
+
+
+def _glibc() -> object | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc
+        return None
+
+
+def _find_malloc_trim() -> Callable[[int], int] | None:
+    libc = _glibc()
+    trim = getattr(libc, "malloc_trim", None)  # musl has no malloc_trim
+    return trim if callable(trim) else None
+
+
+_malloc_trim = _find_malloc_trim()
+
+
+def trim_heap() -> None:
+    """Give the memory malloc holds free back to the system (glibc's `malloc_trim`). A 1 MB
+    encode's temporaries leave tens of MB free but resident in the heap's middle, which glibc
+    returns only when asked: measured 273 -> 232 MiB for a process with four vocabularies after
+    four 1 MB encodes."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
+
+
+def limit_arenas(count: int = 2) -> None:
+    """Let glibc's malloc keep at most `count` arenas in this process. By default each thread
+    that allocates gets an arena of its own, and what an encode thread's arena held stays
+    resident after `trim_heap`: four 1 MB encodes on two encode threads left the tokenizer
+    process at 209 MiB, 157 with two arenas (the same with one). Call it before the threads
+    start."""
+    mallopt = getattr(_glibc(), "mallopt", None)
+    if callable(mallopt):
+        mallopt(M_ARENA_MAX, count)
