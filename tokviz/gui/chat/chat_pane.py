@@ -180,11 +180,7 @@ class ChatPane(QFrame):
         """Render with `source` (the template editor's text), based on the current choice."""
         if self.choice is None or source == self.choice.source:
             return
-        base = self.choice
-        if base.label != "edited":
-            self.edited_from = base.label
-        self._choices = [c for c in self._choices if c.label != "edited"]
-        self._add_choice(base.edited(source), announce=False)
+        self._edit(self.choice, source, announce=False)
 
     def edited_template(self) -> EditedTemplate | None:
         """The template as edited here, to remember (None when the pane renders an unedited one)."""
@@ -206,10 +202,16 @@ class ChatPane(QFrame):
         base = self._choices[labels.index(edit.based_on) if edit.based_on in labels else 0]
         if base.label == "edited" or edit.source == base.source:
             return False
-        self.edited_from = base.label
-        self._choices = [c for c in self._choices if c.label != "edited"]
-        self._add_choice(base.edited(edit.source))
+        self._edit(base, edit.source)
         return True
+
+    def _edit(self, base: TemplateChoice, source: str, *, announce: bool = True) -> None:
+        """The one "edited" choice: `source` typed over `base` (over what `base` was typed over,
+        when `base` is the edited one itself)."""
+        if base.label != "edited":
+            self.edited_from = base.label
+        self._choices = [c for c in self._choices if c.label != "edited"]
+        self._add_choice(base.edited(source), announce=announce)
 
     def _add_choice(self, choice: TemplateChoice, *, announce: bool = True) -> None:
         self._choices.append(choice)
