@@ -67,7 +67,7 @@ def stages_for(
 def own_bos(tokenizer: Tokenizer, text: str) -> str:
     """The piece a vocabulary adds before `text` by its own rule (a GGUF's add_bos_token, a
     tokenizer.json's post-processor), or "" when it adds none (tiktoken)."""
-    added = tokenizer.specials_added(text)
+    added = tokenizer.added_around(text)  # what it adds unasked
     return tokenizer.piece(added.before[0]) if added is not None and added.before else ""
 
 
