@@ -26,6 +26,12 @@ Piece = tuple[str, int, int]  # (path, start byte, end byte or -1 for the end of
 
 def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:
     """Return `(text, n_bytes, replaced)` for one piece of a file; raise SkipFile with the reason."""
+    text, data, replaced = _read(piece, non_utf8)
+    return text, len(data), replaced
+
+
+def _read(piece: Piece, non_utf8: NonUtf8) -> tuple[str, bytes, bool]:
+    """`read_piece`, with the piece's bytes themselves rather than their count."""
     path, start, end = piece
     try:
         with open(path, "rb") as f:
@@ -37,11 +43,11 @@ def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:
     if b"\0" in data:
         raise SkipFile("binary (NUL bytes)")
     try:
-        return data.decode("utf-8"), len(data), False
+        return data.decode("utf-8"), data, False
     except UnicodeDecodeError as e:
         if non_utf8 == "skip":
             raise SkipFile(f"not UTF-8 (byte {start + e.start}: {e.reason})") from e
-        return data.decode("utf-8", errors="replace"), len(data), True
+        return data.decode("utf-8", errors="replace"), data, True
 
 
 @dataclass
@@ -62,12 +68,13 @@ def count_pieces(
     log = PieceLog()
     for piece in pieces:
         try:
-            text, size, replaced = read_piece(piece, non_utf8=non_utf8)
+            text, data, replaced = _read(piece, non_utf8)
         except SkipFile as e:
             log.skipped.append(Skipped(piece[0], str(e)))
             continue
-        counter.add(text)
-        del text
+        size = len(data)
+        counter.add(text, None if replaced else data)  # a replaced text's UTF-8 is not `data`
+        del text, data
         log.read.append((piece[0], size, replaced))
         if on_bytes is not None:
             on_bytes(size)

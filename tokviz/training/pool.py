@@ -1,7 +1,11 @@
 """Counting worker processes, started once per run, that never outlive the process that started them.
 
-`CountingPool(workers, pattern, non_utf8)` starts `workers` processes (spawned, see
-`mp_context`; never plain fork: the GUI process runs Qt threads). `count(pieces,
+`CountingPool(workers, pattern, non_utf8)` starts `workers` processes: spawned
+(`core.spawn.SpawnProcess`, which starts no resource tracker process beside them), never
+forked (the GUI's process runs Qt threads, whose locks a forked child inherits), and not from a
+forkserver (its server process and the tracker it starts live as long as the process that
+started them, 13 + 12 MB of the tree's resident memory on the bench; a spawned worker imports
+what it needs itself, ~0.3 s, while this process counts). `count(pieces,
 reporter)` deals the pieces out a few at a time as workers finish (a big file is many pieces, so
 it is shared too), and counts pieces in the calling process too whenever no worker has a message
 for it: `--jobs n` is `n - 1` workers and this process, one process less than `n` workers and an
@@ -52,17 +56,6 @@ TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish tog
 AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
 
 
-def mp_context() -> multiprocessing.context.SpawnContext:
-    """spawn, never fork (Qt threads in the GUI's process; a forked child inherits their locks);
-    workers are `core.spawn.SpawnProcess`es, which start no resource tracker process beside them.
-
-    Not forkserver: its server process, and the tracker it starts, live as long as the process
-    that started them, and each is summed into the tree's resident memory (13 + 12 MB on the
-    bench); a spawned worker imports what it needs itself (~0.3 s, while this process counts).
-    """
-    return multiprocessing.get_context("spawn")
-
-
 @dataclass
 class _Worker:
     process: multiprocessing.process.BaseProcess
@@ -91,13 +84,12 @@ class CountingPool:
     """`jobs` counting processes for one run; use as a context manager (it ends them all)."""
 
     def __init__(self, jobs: int, pattern: str | None, non_utf8: NonUtf8) -> None:
-        ctx = mp_context()
         self.pattern, self.non_utf8 = pattern, non_utf8
         self.workers: list[_Worker] = []
         try:
             for _ in range(jobs):
-                task_r, task_w = ctx.Pipe(duplex=False)
-                result_r, result_w = ctx.Pipe(duplex=False)
+                task_r, task_w = multiprocessing.Pipe(duplex=False)
+                result_r, result_w = multiprocessing.Pipe(duplex=False)
                 process = SpawnProcess(target=_serve, args=(task_r, result_w, pattern, non_utf8),
                                       name="tokviz-count", daemon=True)
                 process.start()
@@ -134,10 +126,13 @@ class CountingPool:
         here: ChunkCounter | None = ChunkCounter(compile_pattern(self.pattern))
         counts: dict[str, int] = {}
 
+        def tick() -> None:
+            reporter.tick(consumed, bytes_read=consumed, files_read=len(paths), files_skipped=len(log.skipped))
+
         def on_bytes(n: int) -> None:
             nonlocal consumed
             consumed += n
-            reporter.tick(consumed, bytes_read=consumed, files_read=len(paths), files_skipped=len(log.skipped))
+            tick()
 
         def add_log(part: PieceLog) -> None:
             log.read.extend(part.read)
@@ -183,7 +178,7 @@ class CountingPool:
                     trim_heap()
                     add_counts(counts, expand(*packed))
                     del packed
-            reporter.tick(consumed, bytes_read=consumed, files_read=len(paths), files_skipped=len(log.skipped))
+            tick()
         counts.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
         return counts, log
 

@@ -8,7 +8,7 @@ segment only.
 
 Exactness does not rest on the hash. Every occurrence is compared with the representative of its
 hash group, byte by byte (vectorized): a group holds one string, or the caller counts the text
-the slow way (`count_utf8` returns None). A hash collision thus costs time, never a wrong count.
+the slow way (`count_block` returns None). A hash collision thus costs time, never a wrong count.
 
 The cut rule is `SEGMENT`'s, on bytes: a space (0x20) whose preceding character is not
 whitespace as the `re` module's `\\s` defines it (`str.isspace`). ASCII bytes never occur inside
@@ -150,12 +150,9 @@ def _window(b: npt.NDArray[np.uint8], cuts: npt.NDArray[np.int64]) -> Block | No
     rep_starts, rep_lengths = starts[first], lengths[first]
     if not np.array_equal(rep_lengths[inverse], lengths):
         return None
-    # every byte against the same byte of its segment's representative
-    where = np.repeat(rep_starts[inverse] - starts, lengths)
-    where += np.arange(w.size, dtype=np.int64)
-    if not np.array_equal(w[where], w):
+    # every byte against the same byte of its segment's representative (the segments tile `w`)
+    if not np.array_equal(w[_ranges(rep_starts[inverse], lengths)], w):
         return None
-    del where
     return Block(unique, counts.astype(np.int64), rep_lengths, w[_ranges(rep_starts, rep_lengths)].tobytes())
 
 

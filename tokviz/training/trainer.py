@@ -204,9 +204,10 @@ def train_texts(
     counter = ChunkCounter(compiled)
     report = CorpusReport()
     for text in texts:
-        counter.add(text)
+        data = text.encode("utf-8")
+        counter.add(text, data)
         report.files_read += 1
-        report.bytes += len(text.encode("utf-8"))
+        report.bytes += len(data)
         reporter.tick(report.bytes, files_read=report.files_read, bytes_read=report.bytes)
     counts = {chunk_key(k): v for k, v in counter.counts().items()}
     report.unique_chunks = len(counts)
