@@ -151,3 +151,15 @@ def test_a_wordpiece_vocabulary_without_an_unknown_token_is_refused(tmp_path):
                r"token \(tokenizer\.ggml\.unknown_token_id, or id 100, is not one of its 2 tokens\)")
     with pytest.raises(TokenizerError, match=message):
         GGUFTokenizer.from_file(path)
+
+
+def test_a_multi_step_pre_tokenizer_does_not_keep_the_texts_it_cut():
+    """Each step remembers the cut of short pieces only: a 1 MB text's first step is the whole
+    text, and keeping it (and its spans) held ~10 MB more with every text encoded."""
+    from tokviz.core.backends.gguf_pretokenize import MEMO_MAX_CHARS, PreTokenizer
+
+    pre = PreTokenizer("DEFAULT")
+    text = "Hello world, this is some text 12345 with words. " * 2000
+    first = pre.split(text)
+    assert pre.split(text + "!")[: len(first) - 1] == first[:-1]
+    assert all(len(piece) <= MEMO_MAX_CHARS for memo in pre._memos for piece in memo)

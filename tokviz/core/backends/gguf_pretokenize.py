@@ -587,20 +587,27 @@ class PreTokenizer:
         return spans
 
 
+MEMO_MAX_CHARS = 256  # the longest piece whose cut `_cut` remembers
+
+
 def _cut(
     subject: str, pattern: re.Pattern[str] | regex.Pattern[str], spans: list[tuple[int, int]],
     memo: dict[str, list[tuple[int, int]]],
 ) -> list[tuple[int, int]]:
     """Each span of `subject` cut by `pattern` (a match and the text between matches both become
-    pieces), the cut of each distinct piece remembered in `memo` (cleared past 100,000 pieces)."""
+    pieces), the cut of each distinct short piece remembered in `memo` (cleared past 100,000
+    pieces; a long piece, such as the whole text a first step is given, is cut and forgotten, or
+    the memo would hold every text encoded and its spans)."""
     out: list[tuple[int, int]] = []
     for start, end in spans:
         piece = subject[start:end]  # the iterator's range ends here: lookaheads cannot see past it
         cuts = memo.get(piece)
         if cuts is None:
-            if len(memo) > 100_000:
-                memo.clear()
-            cuts = memo[piece] = _pieces(pattern, piece)
+            cuts = _pieces(pattern, piece)
+            if len(piece) <= MEMO_MAX_CHARS:
+                if len(memo) > 100_000:
+                    memo.clear()
+                memo[piece] = cuts
         if len(cuts) == 1:
             out.append((start, end))
         else:
