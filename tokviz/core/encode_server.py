@@ -36,6 +36,7 @@ the serving loop.
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import pickle
@@ -134,8 +135,6 @@ def _exit_now(conn: Connection) -> NoReturn:
     """End the child at once: the interpreter's teardown of a loaded vocabulary (numpy, Rust
     tokenizers, module dicts) took 0.2-0.4 s per pane on a loaded machine, and the window's close
     waited for it. Nothing here needs flushing but the standard streams."""
-    import os
-
     conn.close()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -278,9 +277,7 @@ class _Server:
         """Time an encode of the shipped samples (about 16k characters of many scripts), so the
         first large encodes of several panes go in the order of their cost; it also fills the
         vocabulary's per-id caches for the ids most texts use."""
-        from tokviz.core.resources import samples
-
-        text = "\n".join(s.read_text() for s in samples())
+        text = _sample_text()
         began = time.perf_counter()
         try:
             encode(tokenizer, text, SpecialPolicy())
@@ -340,6 +337,14 @@ class _Server:
         if len(text) >= 1 << 14:
             self.rate[self.spec_of[key]] = (done - began) / len(text)
         return ("superseded", key, gen) if self.requests.newer_encode(key) else ("done", key, gen, cols)
+
+
+@functools.cache
+def _sample_text() -> str:
+    """The shipped samples, joined: what `_Server._measure` times each vocabulary on (read once)."""
+    from tokviz.core.resources import samples
+
+    return "\n".join(s.read_text() for s in samples())
 
 
 def settle_heap(*, unfreeze: bool = False) -> None:
