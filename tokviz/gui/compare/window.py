@@ -228,7 +228,8 @@ class MainWindow(QMainWindow):
         meanwhile instead of waiting for the editor (1 MB: ~0.1-0.15 s of slices)."""
         self._debounce.stop()
         text = self.text()
-        self._offsets = Utf16Map(text)
+        if text != self._offsets.text:  # a large paste asks twice: as it starts and once it is in
+            self._offsets = Utf16Map(text)
         for pane in self.panes:
             pane.set_text(text)
         self._refresh_stats()  # no pane shows a number for the old text while it works
