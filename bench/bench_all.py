@@ -53,13 +53,10 @@ def run(name: str, args: list[str]) -> Run:
     return Run(name, "".join(lines), p.returncode)
 
 
-def find(r: Run, pattern: str, group: int = 1) -> str:
-    """The last match of `pattern` in the run's output, or a "not found" note."""
+def find(r: Run, pattern: str) -> str:
+    """The last match of `pattern`'s one group in the run's output, or a "not found" note."""
     found = re.findall(pattern, r.output, flags=re.MULTILINE)
-    if not found:
-        return f"not found (exit {r.code})"
-    last = found[-1]
-    return last if isinstance(last, str) else last[group - 1]
+    return found[-1] if found else f"not found (exit {r.code})"
 
 
 def main(argv: list[str] | None = None) -> int:
