@@ -19,6 +19,7 @@ from tokviz.cli.encode_stream import (
     shown_token,
 )
 from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
+from tokviz.cli.outputs import check_output_folder
 from tokviz.core.files import write_atomic
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, TokenKind
@@ -56,9 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from tokviz.core.stream import encode_stream
 
     specs = args.tokenizers or ["cl100k_base"]
-    if args.html and not os.path.isdir(os.path.dirname(os.path.abspath(args.html))):
-        # an output names a file in a folder that exists: a typo must not become a new folder tree
-        raise CliError(f"--html {args.html}: no such folder {os.path.dirname(os.path.abspath(args.html))}")
+    if args.html:
+        check_output_folder("--html", args.html)
     if args.file:
         source = InputText(path=args.file)
     elif args.text == "-":

@@ -17,6 +17,14 @@ from tokviz.cli.errors import CliError
 from tokviz.core.sidecar import sidecar_path
 
 
+def check_output_folder(option: str, path: str) -> None:
+    """Refuse an output file (`--html x.html`) whose folder does not exist, before any work: a
+    typo must not become a new folder tree, nor fail only once everything is counted."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CliError(f"{option} {path}: no such folder {folder}")
+
+
 def owned(ranks_path: Path, *, fmt: str, name: str | None = None) -> bool:
     """True when `NAME.json` beside `ranks_path` is a tokviz sidecar of `fmt` (named `name`)."""
     try:

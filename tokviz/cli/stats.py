@@ -11,7 +11,6 @@ The numbers come from `tokviz.analysis`; this module parses options, draws the p
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from tokviz.analysis.export import csv_text, json_text, to_csv, to_json
 from tokviz.analysis.inflation import format_inflation
 from tokviz.analysis.stats import Analysis, StatsOptions, analyze_paths, analyze_text, stats_rows
 from tokviz.cli.errors import CliError, check_policy, decode_input
+from tokviz.cli.outputs import check_output_folder
 from tokviz.cli.progress import ProgressBar
 from tokviz.core.scripts import SCRIPTS
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.csv == "-" and args.json == "-":
         raise CliError("--csv - and --json - both want stdout; send one of them to a file")
     for option, path in (("--csv", args.csv), ("--json", args.json)):  # before any counting
-        if path and path != "-" and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            raise CliError(f"{option} {path}: no such folder {os.path.dirname(os.path.abspath(path))}")
+        if path and path != "-":
+            check_output_folder(option, path)
     specs = list(dict.fromkeys(args.tokenizers or ["cl100k_base"]))
     if args.baseline and args.baseline not in specs:
         specs.append(args.baseline)
