@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import weakref
 
 import pytest
 from PySide6.QtCore import SIGNAL, QCoreApplication, QObject, Signal
@@ -199,6 +200,25 @@ def test_a_finished_worker_lets_go_of_its_owner(qtbot) -> None:
         worker.start()
     assert owner.receivers(destroyed) == baseline
     del owner  # nothing is called on the finished worker
+
+
+def test_a_finished_worker_and_its_owner_need_no_cyclic_collection(qtbot) -> None:
+    """The owner holds its worker and the work reads the owner (a dialog's lambda): once the run
+    is over, dropping the owner frees both at once. A cycle left for the collector would have it
+    tear down live Qt objects at an arbitrary moment (the suite once died in such a collection)."""
+    owner = QObject()
+    owner.setObjectName("dialog")
+    owner.worker = Worker(lambda job, dialog=owner: [job.report(1), dialog.objectName()], owner=owner)
+    with qtbot.waitSignal(owner.worker.finished, timeout=WAIT_MS):
+        owner.worker.start()
+    assert owner.worker.outcome == "returned"
+    owner_ref, worker_ref = weakref.ref(owner), weakref.ref(owner.worker)
+    gc.disable()
+    try:
+        del owner
+        assert owner_ref() is None and worker_ref() is None
+    finally:
+        gc.enable()
 
 
 def test_stop_aborts_waits_and_ends_at_once(qtbot) -> None:

@@ -66,6 +66,9 @@ class Job:
         """Send `value` to `Worker.yielded` (callable from the work's thread, e.g. a callback)."""
         self._report(value)
 
+    def _detach(self) -> None:
+        self._report = _ignore
+
 
 class Throttle:
     """True at most every `seconds` (or when forced): for progress callbacks that fire often.
@@ -86,13 +89,18 @@ class Throttle:
         return False
 
 
+def _ignore(value: object) -> None:
+    pass
+
+
 class _Thread(QThread):
     def __init__(self, target: Callable[[], None]) -> None:
         super().__init__()
-        self._target = target
+        self.target: Callable[[], None] | None = target
 
     def run(self) -> None:
-        self._target()
+        if self.target is not None:
+            self.target()
 
 
 _LIVE: set[Worker] = set()  # started workers whose thread has not been waited for yet
@@ -118,7 +126,7 @@ class Worker(QObject):
     def __init__(self, work: Callable[[Job], Any], *, owner: QObject | None = None,
                  name: str = "tokviz-work") -> None:
         super().__init__()  # no Qt parent: an owner deleting its children must not delete a running thread
-        self._work = work
+        self._work: Callable[[Job], Any] | None = work
         self.job = Job(self._progress.emit)
         self.outcome: Outcome | None = None
         self._state: Literal["new", "running", "done"] = "new"
@@ -204,6 +212,7 @@ class Worker(QObject):
                 pass
         _LIVE.discard(self)
         self._drop_owner()
+        self._drop_cycles()
         self.finished.emit()
 
     def _drop_owner(self) -> None:
@@ -211,12 +220,24 @@ class Worker(QObject):
         if connection is not None:
             QObject.disconnect(connection)  # a no-op when the owner is already gone
 
+    def _drop_cycles(self) -> None:
+        """Let go of the work and of the links back to this worker (the job's report, the thread's
+        target). The work often holds the worker's owner (a dialog's lambda reads its fields) and
+        the owner holds the worker: a cycle only the cyclic garbage collector frees, at a moment
+        and in an order of its choosing, tearing down live Qt objects on whatever the GUI thread is
+        doing (the test suite once died in such a collection). Without them, a finished worker and
+        its owner are freed when their last reference goes."""
+        self._work = None
+        self.job._detach()
+        self._thread.target = None
+
     # -- the work's thread ---------------------------------------------------------------------------
     def _execute(self) -> None:
         job = self.job
         kind: Outcome
         try:
             job.check()
+            assert self._work is not None  # dropped only once the thread is over
             value = self._work(job)
             if inspect.isgenerator(value):
                 value = self._drive(value)
