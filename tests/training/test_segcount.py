@@ -158,3 +158,74 @@ def test_corpus_counted_with_numpy_in_pieces_and_workers(tmp_path: Path, monkeyp
         expected.update(chunk_key(c) for c in regex.findall(CL100K_PATTERN, text))
     assert counts == dict(expected)
     assert report.files_read == 3
+
+
+def _table_of(texts: list[str]) -> tuple[SegmentTable, Counter[str]]:
+    """The segment table of counting `texts` with numpy (flushed), and its collision strings."""
+    counter = ChunkCounter(compile_pattern(CL100K_PATTERN), engine="numpy")
+    for text in texts:
+        counter.add(text)
+    counter.table.flush(counter.segments)
+    return counter.table, counter.segments
+
+
+def test_table_columns_are_int32_while_they_fit():
+    from tests.training.texts import TRAINING
+
+    table, _ = _table_of(TRAINING * 3)
+    assert {table.counts.dtype, table.offsets.dtype, table.lengths.dtype} == {np.dtype(np.int32)}
+    assert table.seen >= int(table.counts.max())  # the bound the narrow counts rest on
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_columns_past_the_narrow_bound_are_widened_and_count_exactly(small, monkeypatch, pattern):
+    # a bound of 40: the counts (segments seen), offsets and lengths (bytes held) all pass it
+    monkeypatch.setattr(segcount, "NARROW_MAX", 40)
+    from tests.training.texts import TRAINING
+
+    compiled = regex.compile(pattern)
+    counter = ChunkCounter(compiled, engine="numpy")
+    expected: Counter[str] = Counter()
+    for text in [*TRAINING, "ab ab ab ab " * 30, *TRAINING]:
+        counter.add(text)
+        expected.update(compiled.findall(text))
+    counter.table.flush(counter.segments)
+    table = counter.table
+    assert {table.counts.dtype, table.offsets.dtype, table.lengths.dtype} == {np.dtype(np.int64)}
+    assert int(table.counts.max()) > 40 and len(table.buf) > 40
+    assert counter.counts() == expected
+
+
+def test_batches_let_the_table_go_before_the_first_batch():
+    from tests.training.texts import TRAINING
+
+    table, _ = _table_of(TRAINING * 2)
+    assert len(table) > 7
+    batches = table.batches(7)
+    next(batches)
+    assert len(table) == 0 and not table.buf  # emptied: only the gathered batches are held
+
+
+@pytest.mark.parametrize("size", [1, 5])
+def test_batches_hold_every_segment_once_with_its_count(size):
+    from tests.training.texts import TRAINING
+
+    texts = [*TRAINING, "x\u00a0 y\u3000 z\u2029 " * 5, "中文 没有 空格 " * 4]
+    table, overflow = _table_of(texts * 2)
+    assert not overflow
+    expected: Counter[str] = Counter()
+    for text in texts * 2:
+        expected.update(_segments(text)[1:-1])
+    if size == 1:  # one segment a batch: each batch is that segment
+        got: Counter[str] = Counter()
+        for n, joined in table.batches(size):
+            segment = b"".join(joined).decode()  # (an ASCII part, empty here, before the others)
+            assert segment not in got
+            got[segment] = n
+        assert got == expected
+    else:  # several a batch: the ASCII ones first, every byte seen its segment's count times
+        held = 0
+        for n, joined in table.batches(size):
+            assert joined[0].isascii() and all(not part.isascii() for part in joined[1:])
+            held += n * sum(map(len, joined))
+        assert held == sum(len(s.encode()) * n for s, n in expected.items())
