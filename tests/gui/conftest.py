@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import gc
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QCoreApplication, QEvent, QSettings
 
 from tokviz.gui.app import build_window
 from tokviz.gui.compare.window import MainWindow
 
 TIMEOUT_MS = 120_000  # a bound for a stuck pane, not a race: waits end as soon as the panes are ready
+
+
+@pytest.fixture(autouse=True)
+def free_what_the_test_left(qapp) -> Iterator[None]:
+    """After the test's widgets are closed: run their deferred deletes and collect their reference
+    cycles now. Left to the collector, a test's windows and dialogs were torn down at a moment of
+    its choosing inside a later test, beside that test's worker threads (the suite died once in
+    such a collection); here each test frees its own, with none of its threads running."""
+    yield
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 @pytest.fixture
