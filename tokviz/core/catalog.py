@@ -9,7 +9,6 @@ This module never touches the network; `tokviz.core.fetch` provisions files when
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -139,6 +138,9 @@ def file_sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _HASHES:
+        import hashlib  # here, not at the top: it loads OpenSSL (~3.4 MB resident), which the window
+        # needs for nothing else (the tokenizer process does, to verify what it loads)
+
         h = hashlib.sha256()
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):

@@ -12,7 +12,6 @@ This is the only module that touches the network, and only when a user asks for 
 from __future__ import annotations
 
 import gzip
-import hashlib
 import lzma
 import subprocess
 import sys
@@ -299,6 +298,8 @@ class _Archive:
 
 
 def _install(path: Path, sha256: str, data: bytes) -> None:
+    import hashlib  # lazily: OpenSSL is ~3.4 MB resident (see catalog.file_sha256)
+
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise FetchError(f"sha256 {digest} != catalog's {sha256} for {path.name}: refusing the file")

@@ -6,7 +6,6 @@ import errno
 import logging
 import os
 import re
-import secrets
 import stat
 import time
 from pathlib import Path
@@ -131,8 +130,9 @@ def write_files_atomic(files: list[tuple[Path, bytes]]) -> list[Path]:
 
 def _temp_name(path: Path, kind: str) -> Path:
     """`.NAME.<12 hex digits>-<process id>.tmp` (or `.old`): hidden, and recognisable later as
-    tokviz's own, with the process that may still be using it."""
-    return path.with_name(f".{path.name}.{secrets.token_hex(6)}-{os.getpid()}.{kind}")
+    tokviz's own, with the process that may still be using it. (`os.urandom`, as `secrets.token_hex`
+    does: importing `secrets` loads OpenSSL through `hmac`, ~3.4 MB resident in every process.)"""
+    return path.with_name(f".{path.name}.{os.urandom(6).hex()}-{os.getpid()}.{kind}")
 
 
 def _left_by(path: Path, name: str) -> int | None:

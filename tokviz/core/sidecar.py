@@ -16,7 +16,6 @@ catalog loads it and hands it in), and it writes nothing.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -164,6 +163,8 @@ def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
         return
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
         raise _field_error(path, "ranks_sha256", "the rank file's sha256 (64 hex digits)", sha)
+    import hashlib  # lazily: OpenSSL is ~3.4 MB resident (see catalog.file_sha256)
+
     ranks_path = path.with_suffix(".tiktoken")
     try:
         digest = hashlib.sha256(ranks_path.read_bytes()).hexdigest()
@@ -181,6 +182,8 @@ def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
 def _matching_backup(ranks_path: Path, sha: str) -> Path | None:
     """The backup a save killed between its renames left beside the file (`tokviz.core.files`
     names it `.NAME.tiktoken.<hex>.old`), when it is the rank file this sidecar was saved with."""
+    import hashlib
+
     for candidate in sorted(ranks_path.parent.glob(f".{ranks_path.name}.*.old")):
         try:
             if hashlib.sha256(candidate.read_bytes()).hexdigest() == sha:
