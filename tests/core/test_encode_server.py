@@ -5,6 +5,9 @@ from __future__ import annotations
 import multiprocessing
 import subprocess
 import sys
+from dataclasses import replace
+
+import numpy as np
 
 from tokviz.core.columns import TokenColumns
 from tokviz.core.encode_server import encode, receive_reply, serve
@@ -21,6 +24,21 @@ def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     assert tokens == expected and len(tokens) == len(expected)
     assert tokens[-1] == expected[-1] and tokens[1:3] == expected[1:3]
     assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}
+
+
+def test_compact_columns_are_the_same_tokens_in_fewer_bytes(vocab) -> None:
+    from tokviz.core.encode_server import compact
+
+    qwen = vocab("qwen")
+    text = "根 안녕 👋🏽 <|endoftext|> plain" * 50
+    policy = SpecialPolicy.parse("all")
+    cols = encode(qwen, text, policy)
+    small = compact(cols)
+    assert small.key_index.dtype == np.uint16 and small.ids.dtype == np.int32
+    assert same_columns(small, cols)
+    assert TokenColumns(small) == qwen.encode_with(text, policy)
+    many = replace(cols, uniques=cols.uniques * (65536 // len(cols.uniques) + 1))  # more keys than 16 bits count
+    assert compact(many).key_index.dtype == cols.key_index.dtype
 
 
 def start_server():

@@ -37,3 +37,31 @@ def test_cells_are_the_whole_texts_joined_cells(qapp, vocab, name, visible):
     assert sum(c.cont for c in cells) > 10  # the text has characters cut across tokens
     assert cells == expected_cells
     assert widths.tolist() == expected_widths.tolist()
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1"])
+def test_a_panes_widths_read_back_from_the_line_sum_are_the_measured_ones(qapp, vocab, name):
+    from tokviz.gui.compare.token_layout import CellWidths, line_columns
+
+    cols = encode(vocab(name), TEXT * 4, SpecialPolicy())
+    _, _, widths, newlines = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    kept = CellWidths(line_columns(widths, newlines)[0])
+    n = len(widths)
+    assert len(kept) == n and len(set(widths.tolist())) > 10  # widths of many sizes, not a few
+    assert kept[0 : n].tolist() == widths.tolist()  # exactly, not approximately
+    assert [kept[i] for i in range(n)] == widths.tolist()
+    assert kept[-1] == widths[-1] and kept[n - 7 : n - 2].tolist() == widths[n - 7 : n - 2].tolist()
+    assert kept[::-3].tolist() == widths[::-3].tolist() and kept[5:2].tolist() == []
+    with pytest.raises(IndexError):
+        kept[n]
+
+
+def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qapp, vocab):
+    from tokviz.core.encode_server import compact
+
+    cols = compact(encode(vocab("cl100k_base"), TEXT, SpecialPolicy()))
+    _, cells, _, _ = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    assert cols.key_index.dtype == np.uint16
+    assert cells._index.dtype == np.uint16 and sum(c.cont for c in cells) > 10
+    expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    assert cells == expected_cells

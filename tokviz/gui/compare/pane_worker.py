@@ -33,7 +33,7 @@ from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
-from tokviz.gui.compare.token_layout import line_columns
+from tokviz.gui.compare.token_layout import CellWidths, line_columns
 from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.shared_thread import SharedThread
@@ -60,7 +60,7 @@ class PaneResult:
     options: ViewOptions
     tokens: Sequence[Token]
     cells: Sequence[Cell]
-    widths: np.ndarray
+    widths: np.ndarray | CellWidths  # indexed alike (an index: a float; a slice: an array)
     newlines: np.ndarray
     ids: np.ndarray
     starts: np.ndarray  # character spans, non-decreasing
@@ -171,7 +171,7 @@ def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.n
                     joined[r, k] = len(cells)
                     cells.append(cell)
         index[places] = joined[which.reshape(-1)]
-    return index
+    return narrowed(index, np.uint16)  # a pane keeps it: 2 bytes a token where the cells number 65536 or fewer
 
 
 @dataclass(frozen=True)
@@ -386,14 +386,15 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
         job, lambda: prepare(cols, req.options, _PREPARING_MEASURERS.for_fonts(req.fonts)),
         lambda: prepare(cols, req.options, measurers.for_fonts(req.fonts)))
     prepared = time.perf_counter()
-    trim_heap()  # the received bytes and the preparation's temporaries are free now
     columns = line_columns(widths, newlines)
+    del widths  # the pane reads them back from the line columns' sum (`CellWidths`)
+    trim_heap()  # the preparation's temporaries and the widths are free now
     done = time.perf_counter()
     # where the time went, on the system's monotonic clock (the tokenizer process's stages first)
     stages = [*cols.extra.get("stages", ()), ("asked", t0, t0), ("received", received, received),
               ("prepare", received, prepared), ("trim+line columns", prepared, done)]
     return PaneResult(
-        req.gen, req.text, req.policy, req.options, tokens, cells, widths, newlines,
+        req.gen, req.text, req.policy, req.options, tokens, cells, CellWidths(columns[0]), newlines,
         cols.ids, cols.starts, cols.ends, cols.n_bytes, done - t0,
         extra={"stages": stages}, line_columns=columns,
     ), last

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from array import array
 from bisect import bisect_right
+from typing import Any
 
 import numpy as np
 
@@ -21,12 +22,48 @@ CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
 
 def line_columns(widths: np.ndarray, newlines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What a layout needs at any wrap width: `cum[i]`, the x of token i if all tokens were on one
-    line, and the tokens that end a line. A pane's worker computes them with its cells, so a new
-    result's layout starts without a pass over its tokens on the GUI thread (for 10 MB, a third
-    of a second at load)."""
+    line, and the tokens that end a line (int32 where every index fits: 4 bytes a line). A pane's
+    worker computes them with its cells, so a new result's layout starts without a pass over its
+    tokens on the GUI thread (for 10 MB, a third of a second at load)."""
     cum = np.zeros(len(widths) + 1, dtype=np.float64)
     np.cumsum(widths + CELL_GAP, dtype=np.float64, out=cum[1:])  # float64 sums of float32 widths too
-    return cum, np.flatnonzero(newlines)
+    breaks = np.flatnonzero(newlines)
+    return cum, breaks.astype(np.int32) if len(widths) < np.iinfo(np.int32).max else breaks
+
+
+class CellWidths:
+    """The cell widths a `line_columns` sum was made of, read back from it: `cum[i + 1] - cum[i]`
+    is token i's width plus the gap, exactly (widths are multiples of 1/64 pixel, and float64
+    sums of them are exact far beyond any text), so a pane keeps the sum alone, not the widths
+    beside it too (4 bytes a token: 5 MB for four 1 MB panes). Indexed as the array was: an
+    index gives a float, a slice an array.
+
+    >>> cum, _ = line_columns(np.array([7.5, 12.015625, 3.0], dtype=np.float32), np.zeros(3))
+    >>> widths = CellWidths(cum)
+    >>> len(widths), widths[1], widths[-1], widths[0:2].tolist(), widths[::-2].tolist(), widths[2:1].tolist()
+    (3, 12.015625, 3.0, [7.5, 12.015625], [3.0, 7.5], [])
+    """
+
+    def __init__(self, cum: np.ndarray) -> None:
+        self._cum = cum
+
+    def __len__(self) -> int:
+        return len(self._cum) - 1
+
+    def __getitem__(self, index: int | slice) -> Any:
+        n = len(self)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step == 1:
+                return np.diff(self._cum[start:max(start, stop) + 1]) - CELL_GAP
+            at = np.arange(start, stop, step)
+            return self._cum[at + 1] - self._cum[at] - CELL_GAP
+        i = int(index)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("cell index out of range")
+        return float(self._cum[i + 1] - self._cum[i]) - CELL_GAP
 
 
 class TokenLayout:
@@ -45,12 +82,12 @@ class TokenLayout:
     [0, 2]
     """
 
-    def __init__(self, widths: np.ndarray, newlines: np.ndarray, *, wrap_width: float,
+    def __init__(self, widths: np.ndarray | CellWidths, newlines: np.ndarray, *, wrap_width: float,
                  columns: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.widths = widths
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
-        self.cum_array, self._breaks = columns if columns is not None else line_columns(widths, newlines)
+        self.cum_array, self._breaks = columns if columns is not None else line_columns(widths[0:self.count], newlines)
         self._newlines = newlines
         # an array, not a list: 4 bytes a line instead of ~40 (a pointer and an int object; 8 MB
         # for the 218k lines of four 1 MB panes); it appends, indexes and bisects as a list does
