@@ -40,7 +40,7 @@ if __name__ != "__mp_main__":
     from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
 
     from tokviz.core.catalog import default_specs
-    from tokviz.gui.app import build_app, build_window, freeze_startup
+    from tokviz.gui.app import build_app, build_window
 
 
 def mixed_text(megabytes: float) -> str:
@@ -79,7 +79,6 @@ def open_window(specs: list[str]):
     window = build_window(specs=specs, text="", settings=settings, restore=False)
     window.resize(1400, 900)
     window.show()
-    freeze_startup()  # as `tokviz gui` does once its window is shown
     deadline = time.perf_counter() + 60
     while any(p.tokenizer is None and p.error is None for p in window.panes):
         app.processEvents()

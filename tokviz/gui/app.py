@@ -122,7 +122,20 @@ def build_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setApplicationName(APPLICATION)
     app.setWindowIcon(icon("tokviz"))
     apply_theme(app)  # the style sheet and a light palette to match, in dark system themes too
+    freeze_startup()
     return app
+
+
+def freeze_startup() -> None:
+    """Put what the imports made (modules, classes, functions: ~46k objects that live as long as
+    the app) out of the cyclic collector's sight (`gc.freeze`). A full collection walked all of
+    them each time: 85-100 ms on a 2-core machine under load, run on whichever thread allocated
+    last, often a pane's worker, while the GUI thread waited for the GIL (a 140 ms stall in
+    `bench/bench_gui.py`). Frozen objects are still freed by reference counting; only a cycle
+    among them would wait forever, so this runs before any window or pane exists (a removed
+    pane is a cycle that must be collected)."""
+    gc.collect()
+    gc.freeze()
 
 
 def make_settings(path: Path | None = None) -> QSettings:
@@ -284,19 +297,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         print(f"tokviz gui: {e}", file=sys.stderr)
         return 2
     window.show()
-    freeze_startup()
     return app.exec()
-
-
-def freeze_startup() -> None:
-    """Put what the start-up made (modules, classes, the window's widgets: ~50k objects that live
-    as long as the app) out of the cyclic collector's sight (`gc.freeze`). A full collection
-    walked all of them each time: 85-100 ms on a 2-core machine under load, run on whichever
-    thread allocated last, often a pane's worker, while the GUI thread waited for the GIL (a
-    140 ms stall in `bench/bench_gui.py`). Frozen objects are still freed by reference counting;
-    only a cycle among them would wait."""
-    gc.collect()
-    gc.freeze()
 
 
 if __name__ == "__main__":
