@@ -16,8 +16,9 @@ merges are identical to rustbpe's, and the ratios.
 
 Runs are interleaved: each of `--repeats` rounds runs every tool once (tokviz with its default
 `--jobs` and with each `--jobs` value asked for), starting with a different one each round; the
-ratios are the medians of each round's side-by-side ratios, and every run prints the load
-average (the machine may be shared: trust ratios measured side by side over absolute times).
+ratios are the medians of each round's side-by-side ratios (each round's follows in brackets,
+in round order: the spread), and every run prints the load average (the machine may be
+shared: trust ratios measured side by side over absolute times).
 
     python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4), 2 rounds
     python bench/bench_train.py --mb 10 --repeats 1      # quick
@@ -386,19 +387,23 @@ def main(argv: list[str] | None = None) -> int:
     if "rustbpe" in rows and "tokenizers" in rows:
         pairs.append(("tokenizers", "rustbpe"))
     if pairs:
-        print("ratios, each the median of the rounds' side-by-side ratios:")
+        print("ratios, each the median of the rounds' side-by-side ratios (then each round's):")
     for a, b in pairs:
-        def ratio(key: str, a: str = a, b: str = b) -> float:
-            return _median([x[key] / y[key] for x, y in zip(rows[a], rows[b])])
-        print(f"  {a} / {b}: wall {ratio('wall'):.2f}x, cpu {ratio('cpu'):.2f}x, "
-              f"peak memory {ratio('peak_mb'):.2f}x (tree)")
+        print(f"  {a} / {b}: {_ratios(rows[a], rows[b])}")
     labels = [label for label, name, _ in runs if name == "tokviz"]
     for other in labels[1:]:
-        def ratio2(key: str, other: str = other) -> float:
-            return _median([x[key] / y[key] for x, y in zip(rows[other], rows[labels[0]])])
-        print(f"  {other} / {labels[0]}: wall {ratio2('wall'):.2f}x, cpu {ratio2('cpu'):.2f}x, "
-              f"peak memory {ratio2('peak_mb'):.2f}x (tree)")
+        print(f"  {other} / {labels[0]}: {_ratios(rows[other], rows[labels[0]])}")
     return 0
+
+
+def _ratios(a: list[dict], b: list[dict]) -> str:
+    """Wall, CPU and peak memory of `a` over `b`: the median of the rounds' side-by-side ratios,
+    then each round's (the spread: on a shared machine one round can be far off)."""
+    out = []
+    for key, name in (("wall", "wall"), ("cpu", "cpu"), ("peak_mb", "peak memory")):
+        each = [x[key] / y[key] for x, y in zip(a, b)]
+        out.append(f"{name} {_median(each):.2f}x ({' '.join(f'{r:.2f}' for r in each)})")
+    return ", ".join(out) + " (tree)"
 
 
 if __name__ == "__main__":
