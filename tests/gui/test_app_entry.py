@@ -48,11 +48,12 @@ def test_installed_gui_script_opens_the_app():
     assert proc.returncode == 0 and "--sample" in proc.stdout and "--tokenizer" in proc.stdout
 
 
-def test_the_window_and_the_tokenizer_process_do_not_load_openssl_to_start():
+def test_the_window_and_the_tokenizer_process_do_not_load_openssl_or_tiktoken_to_start():
     """`hashlib` (and `secrets`, through `hmac`) load OpenSSL, ~3.4 MB resident: the window's
-    modules and the tokenizer process's import them only where a file is verified."""
+    modules and the tokenizer process's import them only where a file is verified; tiktoken
+    (~2.5 MB) only where a tokenizer is built, which the window never does."""
     code = ("import sys, tokviz.gui.app, tokviz.core.encode_server, tokviz.core.catalog; "
-            "print(sorted(m for m in ('_hashlib', 'hashlib', 'hmac', 'secrets') if m in sys.modules))")
+            "print(sorted(m for m in ('_hashlib', 'hashlib', 'hmac', 'secrets', 'tiktoken') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]"
 

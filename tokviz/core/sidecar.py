@@ -21,11 +21,16 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, check_every_byte, read_rank_file
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
+
+# the tiktoken backend (and tiktoken, ~2.5 MB resident) is imported by the functions that build a
+# tokenizer: the catalog imports this module, and the window, which lists vocabularies but loads
+# none, has no other use for tiktoken
+if TYPE_CHECKING:
+    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
 
 TRAINED_FORMAT = "tokviz-bpe"
 TRAINED_VERSION = 1
@@ -67,6 +72,8 @@ def read_sidecar(path: str | os.PathLike[str], *, expected: str = TRAINED_FORMAT
 
 def load_trained(path: str | os.PathLike[str]) -> TiktokenTokenizer:
     """Load a trained vocabulary from `NAME.tiktoken` or `NAME.json` (both files must exist)."""
+    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, check_every_byte, read_rank_file
+
     path = Path(path)
     stem = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
     ranks_path = stem.with_name(stem.name + ".tiktoken")
@@ -95,6 +102,8 @@ def check_base(ranks_path: str | os.PathLike[str], meta: Mapping[str, Any], base
 
 def load_extended(base: Tokenizer, extra_path: str | os.PathLike[str]) -> TiktokenTokenizer:
     """A base byte-level BPE plus an extra rank file (`tokviz extend`, or Qwen's `qwen_extra.tiktoken`)."""
+    from tokviz.core.backends.tiktoken_backend import read_rank_file
+
     extra_path = Path(extra_path)
     try:
         return extended_tokenizer(base, read_rank_file(extra_path), name=f"{base.name}+{extra_path.stem}")
@@ -107,6 +116,7 @@ def extended_tokenizer(
 ) -> TiktokenTokenizer:
     """The base with the extra ranks added: a working tokenizer for every view.
 
+    >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
     >>> base = TiktokenTokenizer("ab", {b"a": 0, b"b": 1}, pattern="[ab]+")
     >>> extended_tokenizer(base, {b"ab": 2}).encode_ids("abab")
     [2, 2]
@@ -115,6 +125,8 @@ def extended_tokenizer(
     ...
     tokviz.core.tokenizer.TokenizerError: extra ranks reuse ids of the base ([1]...): refusing to overwrite them
     """
+    from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+
     ranks, pattern = base.mergeable_ranks, base.split_pattern
     if ranks is None or pattern is None:
         raise TokenizerError(f"extra ranks need a byte-level BPE base, not {base.describe()}")
