@@ -52,7 +52,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from tokviz.core.columns import EncodedColumns, with_tokens_around
-from tokviz.core.heap import limit_arenas, map_large_blocks, trim_heap
+from tokviz.core.heap import limit_arenas, trim_heap
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
 
 
@@ -369,8 +369,12 @@ def serve(conn: Connection) -> None:
     # tokens and columns hold no reference cycles; the collector's full passes over 300k live
     # tokens would double the time of an encode (measured: columns 1.4 s with it, 0.3 s without)
     gc.disable()
-    limit_arenas()
-    map_large_blocks()
+    # one arena for every thread: with two, what the encode threads' arenas held after rounds of
+    # four 1 MB encodes (cl100k, o200k, qwen, mistral) was 155 MiB in some rounds and 184-189 in
+    # others, free memory malloc_trim did not give back; with one, 154-156 in every round, the
+    # encodes taking as long (a fixed mmap threshold held it at 156 too, but made a 1 MB
+    # cl100k encode 30-70 % slower: fresh pages for every large temporary)
+    limit_arenas(1)
     from tokviz.core.decoding import buffered_stream, naive_stream
 
     threads = encode_threads()

@@ -2,8 +2,7 @@
 
 numpy arrays of a few MB and a 1 MB encode's temporaries come from malloc's heap, whose freed
 pages glibc keeps resident until asked (`trim_heap`), and each thread that allocates gets an
-arena of its own unless told otherwise (`limit_arenas`), and large blocks stop getting pages of
-their own once one has been freed unless told otherwise (`map_large_blocks`). On other C libraries (macOS, Windows,
+arena of its own unless told otherwise (`limit_arenas`). On other C libraries (macOS, Windows,
 musl) both do nothing. Used by the tokenizer process, the window and the trainer's counting.
 """
 
@@ -12,10 +11,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-#: glibc's `mallopt` parameters (malloc.h): the number of malloc arenas, and the size from which
-#: an allocation gets pages of its own
+#: glibc's `mallopt` parameter for the number of malloc arenas (malloc.h: M_ARENA_MAX)
 M_ARENA_MAX = -8
-M_MMAP_THRESHOLD = -3
 
 
 def _glibc() -> object | None:
@@ -56,16 +53,3 @@ def limit_arenas(count: int = 2) -> None:
     mallopt = getattr(_glibc(), "mallopt", None)
     if callable(mallopt):
         mallopt(M_ARENA_MAX, count)
-
-
-def map_large_blocks(threshold: int = 128 * 1024) -> None:
-    """Give every allocation of `threshold` bytes or more pages of its own, returned to the
-    system the moment it is freed. glibc starts so (128 KiB), but raises the threshold to the
-    size of each such block freed (up to 32 MiB), after which a 1 MB encode's growing result
-    buffers and arrays come from the arenas, between blocks that live on, and stay resident as
-    free memory `trim_heap` cannot give back: measured in the tokenizer process after rounds of
-    four 1 MB encodes, 183-188 MiB in most rounds, 155-157 with the threshold fixed (and the
-    encodes no slower). Setting it fixes it (glibc no longer moves it)."""
-    mallopt = getattr(_glibc(), "mallopt", None)
-    if callable(mallopt):
-        mallopt(M_MMAP_THRESHOLD, threshold)
