@@ -47,3 +47,36 @@ def test_distinct_ids_is_np_unique(ids):
     expected, expected_inverse = np.unique(array, return_inverse=True)
     assert distinct.tolist() == expected.tolist() and inverse.tolist() == expected_inverse.reshape(-1).tolist()
     assert inverse.dtype == np.int32
+
+
+SPANS_TEXT = "Héllo  WORLD ﬁn ｈｉ 根 안녕 👋🏽 <|endoftext|>\r\n\tend  " * 3
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1", "botchan-unigram-1k", "ggml-vocab-bert-bge",
+                                  "ggml-vocab-llama-spm"])
+def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
+    """Byte-level BPE byte spans always meet; SentencePiece's char spans of fragments overlap, and
+    BERT's normalisation and llama-spm's leave gaps: only pairs that meet are shared."""
+    from tokviz.core.columns import share_bounds
+    from tokviz.core.encode_server import compact, encode
+    from tokviz.core.tokenizer import SpecialPolicy
+
+    tokenizer = vocab(name)
+    policy = SpecialPolicy.parse("all")
+    plain = encode(tokenizer, SPANS_TEXT, policy)
+    for cols in (encode(tokenizer, SPANS_TEXT, policy, model_adds=True), compact(plain)):
+        shared = share_bounds(cols)
+        for a, b in (("byte_starts", "byte_ends"), ("starts", "ends")):
+            meet = bool(np.array_equal(getattr(cols, b)[:-1], getattr(cols, a)[1:]))
+            start, end = getattr(shared, a), getattr(shared, b)
+            assert (start.base is not None and start.base is end.base) == meet, (name, a)
+            assert start.tolist() == getattr(cols, a).tolist() and end.tolist() == getattr(cols, b).tolist()
+            assert start.dtype == getattr(cols, a).dtype and (not meet or not start.flags.writeable)
+        assert list(TokenColumns(shared)) == list(TokenColumns(cols))
+    assert TokenColumns(share_bounds(plain)) == tokenizer.encode_with(SPANS_TEXT, policy)
+    byte_gaps = int((plain.byte_ends[:-1] != plain.byte_starts[1:]).sum())
+    char_gaps = int((plain.ends[:-1] != plain.starts[1:]).sum())
+    if name in ("ggml-vocab-bert-bge", "ggml-vocab-llama-spm"):
+        assert byte_gaps > 0  # the case that must stay unshared is really there
+    if name in ("cl100k_base", "mistral-7b-v0.1"):
+        assert byte_gaps == 0 and char_gaps > 0  # bytes meet, fragments' characters overlap

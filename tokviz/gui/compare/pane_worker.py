@@ -26,7 +26,7 @@ from typing import overload
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.columns import EncodedColumns, TokenColumns
+from tokviz.core.columns import EncodedColumns, TokenColumns, share_bounds
 from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
@@ -377,7 +377,8 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
             return PaneCancelled(req.gen), last
         if reply[0] != "done":
             return PaneFailed(req.gen, reply[-1]), last
-        cols = reply[3]
+        cols = share_bounds(reply[3])  # the received byte spans' buffers go: one array of bounds serves both
+        del reply
         last = (req.text, req.policy, cols, req.model_adds)
     received = time.perf_counter()
     if inbox.pending("encode"):  # superseded while the child encoded
