@@ -7,8 +7,9 @@ Measures, offscreen:
   (b) the time from the paste until every pane is tokenized and its visible lines are drawn, and
       until every line is laid out,
   (c) resident memory of the app and every process it started, at the end and at its peak (sampled
-      every 50 ms), and the CPU seconds they spent from the paste to the end (what a noisy shared
-      machine distorts least).
+      every 50 ms; the headline sums RSS, which counts the libraries both processes map twice, so
+      the PSS sum a second later is printed too), and the CPU seconds they spent from the paste to
+      the end (what a noisy shared machine distorts least).
 
 With --stages, also where each pane's time went: its request waiting in the tokenizer process,
 the encode, the reply landing in the pane's worker, the preparation of cells and widths, and the
@@ -185,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[str, float] = {}
     memory: dict[int, float] = {}
     settled: dict[int, float] = {}  # a second after the last layout: what the app goes on holding
+    proportional: dict[int, float] = {}  # the same processes' PSS then
     peak = [0.0]
     cpu: list[float] = []
 
@@ -205,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def settle() -> None:
         settled.update(process_tree())
+        proportional.update({pid: _pss_mb(pid) for pid in settled})
         app.quit()
 
     poller = QTimer(interval=5)
@@ -227,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         others = ", ".join(f"{v:.0f}" for k, v in settled.items() if k != os.getpid())
         print(f"resident memory 1 s later: {sum(settled.values()):.0f} MiB in {len(settled)} processes "
               f"(this one {settled.get(os.getpid(), 0):.0f} MiB; others {others})")
+    if proportional:
+        others = ", ".join(f"{v:.0f}" for k, v in proportional.items() if k != os.getpid())
+        print(f"proportional memory (PSS: each shared page split between all processes mapping it, "
+              f"other programs' too) 1 s later: {sum(proportional.values()):.0f} MiB "
+              f"(this one {proportional.get(os.getpid(), 0):.0f} MiB; others {others})")
     if cpu:
         print(f"CPU from the paste to the last layout, all processes: {cpu[0]:.2f} s")
     worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
@@ -254,6 +262,17 @@ def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _pss_mb(pid: int) -> float:
+    """Proportional set size (MiB) of `pid` (Linux /proc/PID/smaps_rollup; 0 where unreadable)."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return 0.0
 
 
