@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 
 import pytest
 
@@ -63,6 +64,23 @@ def test_an_error_of_the_work_is_raised_in_the_caller(qtbot):
         with pytest.raises(ValueError, match="bad cells"):
             shared.call(job(), fail, lambda: None)
         assert shared.call(job(), lambda: 2, lambda: 0) == 2  # and the thread serves on
+    finally:
+        shared.detach(key)
+
+
+class Prepared:
+    """Stands for a pane's prepared cells and widths: something big the caller lets go of."""
+
+
+def test_the_thread_keeps_nothing_of_a_call_once_the_caller_has_its_value(qtbot):
+    shared = SharedThread(name="tokviz-test-shared")
+    key = shared.attach()
+    try:
+        value = shared.call(job(), Prepared, lambda: None)
+        assert isinstance(value, Prepared) and shared.running
+        gone = weakref.ref(value)
+        del value  # the thread is still serving, waiting for its next call
+        assert gone() is None
     finally:
         shared.detach(key)
 

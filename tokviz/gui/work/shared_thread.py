@@ -32,8 +32,12 @@ POLL_S = 0.05  # how often a waiting caller (and the idle thread) looks at its a
 
 
 class _Call:
+    """One call for the shared thread. The thread lets go of the work once it ran, and the caller
+    takes the value (or error) out: the thread's loop holds its last call until the next one
+    comes, and with them a pane's prepared cells and widths (megabytes) would stay alive."""
+
     def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
+        self.work: Callable[[], Any] | None = work
         self.done = threading.Event()
         self.ran = False  # False once done: the thread stopped first; the caller runs it itself
         self.value: Any = None
@@ -41,12 +45,22 @@ class _Call:
         self.wanted = True  # the caller stopped waiting (aborted): skip it
 
     def run(self) -> None:
+        work, self.work = self.work, None
+        assert work is not None  # a call runs once
         try:
-            self.value = self.work()
+            self.value = work()
         except BaseException as e:  # noqa: BLE001 (handed to the caller, raised in its thread)
             self.error = e
+        del work
         self.ran = True
         self.done.set()
+
+    def take(self) -> Any:
+        """The value, or the error raised, once; the call keeps neither."""
+        value, error, self.value, self.error = self.value, self.error, None, None
+        if error is not None:
+            raise error
+        return value
 
 
 class SharedThread:
@@ -106,9 +120,7 @@ class SharedThread:
                 raise Cancelled("aborted")
         if not pending.ran:  # the thread stopped before it got to this call
             return here()
-        if pending.error is not None:
-            raise pending.error
-        return pending.value  # type: ignore[no-any-return]
+        return pending.take()  # type: ignore[no-any-return]
 
     # -- the shared thread ---------------------------------------------------------------------------
     def _serve(self, job: Job) -> None:
