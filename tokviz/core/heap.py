@@ -48,8 +48,8 @@ def limit_arenas(count: int = 2) -> None:
     """Let glibc's malloc keep at most `count` arenas in this process. By default each thread
     that allocates gets an arena of its own, and what an encode thread's arena held stays
     resident after `trim_heap`: four 1 MB encodes on two encode threads left the tokenizer
-    process at 209 MiB, 157 with two arenas (the same with one). Call it before the threads
-    start."""
+    process at 209 MiB, 155-189 with two arenas, 154-156 with one (which the tokenizer process
+    uses). Call it before the threads start."""
     mallopt = getattr(_glibc(), "mallopt", None)
     if callable(mallopt):
         mallopt(M_ARENA_MAX, count)

@@ -132,7 +132,8 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
 def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
     """`values` as the smaller `dtype` when every value survives the cast unchanged, else as they
     are: cell widths are sums of multiples of 1/64 pixel (float32 holds them exactly) and newline
-    counts are small (uint8), so a pane keeps 5 bytes a token for them instead of 12.
+    counts are small (uint8): 5 bytes a token for them instead of 12 while a pane is prepared
+    (the pane then keeps only the newline counts; widths are read back from the line sums).
 
     >>> narrowed(np.array([7.5, 12.015625]), np.float32).dtype, narrowed(np.array([0.1]), np.float32).dtype
     (dtype('float32'), dtype('float64'))

@@ -135,8 +135,8 @@ class Worker(QObject):
         self._progress.connect(self._on_progress)
         self._ended.connect(self._on_ended)
         self._thread.finished.connect(self._release)
-        # kept to disconnect once the run is over: a finished worker waiting for the cyclic garbage
-        # collector (its Job holds its signal) must not be called when its owner goes later
+        # kept to disconnect once the run is over: a finished worker that something still holds
+        # must not be called when its owner goes later
         self._owner_connection = owner.destroyed.connect(self._on_owner_destroyed) if owner is not None else None
 
     # -- GUI thread --------------------------------------------------------------------------------
