@@ -259,8 +259,8 @@ _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 def _tree(pid: int, cpu: dict[int, float]) -> float:
     """Resident MB of a process and all its descendants (worker processes included); records
-    each one's CPU seconds so far in `cpu` (workers are not children of the trainer when a
-    forkserver starts them, so `wait4` does not count them)."""
+    each one's CPU seconds so far in `cpu` (samples, so a floor: the caller keeps the larger of
+    these and `wait4`'s figure)."""
     total, stack, seen = 0, [pid], set()
     while stack:
         p = stack.pop()

@@ -121,7 +121,7 @@ def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int | None = None)
         yield read_piece(piece, non_utf8=non_utf8)
 
 
-DEFAULT_POOL_BYTES = 64 << 20  # the default counts on every core from this corpus size on
+DEFAULT_POOL_BYTES = 64 << 20  # the default counts on the cores (at most 4) from this corpus size on
 
 
 def default_jobs(total_bytes: int | None = None) -> int:
@@ -147,7 +147,7 @@ def default_jobs(total_bytes: int | None = None) -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    return max(1, min(cores, 4))
+    return min(cores, 4)
 
 
 def count_corpus(

@@ -189,7 +189,7 @@ class CountingPool:
 
     def _deal(self, w: _Worker, todo: deque[list[Piece]]) -> None:
         """Top the worker up to `AHEAD` tasks; once none is left, every worker finishes."""
-        while not w.finishing and w.held < AHEAD and todo:
+        while w.held < AHEAD and todo:  # a finishing worker is only told so once todo is empty
             w.tasks.send(("task", todo.popleft()))
             w.held += 1
         if not todo:

@@ -205,7 +205,7 @@ def split_table(
                 _count_found(chunks, [findall(joined[1].decode("utf-8"))], n)
         del joined
     if ascii_chunks:
-        keys = b"\0".join(ascii_chunks).decode("ascii").split("\0")  # no NUL in a counted text
+        keys = list(map(bytes.decode, ascii_chunks))  # ASCII: each decodes as it is
         get = chunks.get
         dict.update(chunks, zip(keys, map(operator.add, map(get, keys, repeat(0)), ascii_chunks.values())))
 

@@ -120,7 +120,7 @@ def count_block(data: bytes) -> tuple[str, str, list[Block]] | None:
     ('a', ' d', [2, 2], b' b c')
     """
     if b"\0" in data:
-        return None  # the split joins segments with NUL (`SegmentTable.batches`)
+        return None  # the pieces are joined with NUL separators (`pieces.compact`)
     b = np.frombuffer(data, dtype=np.uint8)
     cuts = cut_points(b)
     if cuts.size < 2:
@@ -344,7 +344,6 @@ class SegmentTable:
                 else:
                     mask = np.repeat(high, part)
                     yield n, [joined[~mask].tobytes(), joined[mask].tobytes()]
-        del buf
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]

@@ -150,8 +150,9 @@ class TrainerForm(QWidget):
         self.min_freq_spin.setToolTip("Stop when no pair occurs this often")
         form.addRow("Min frequency", self.min_freq_spin)
         self.jobs_spin = QSpinBox(minimum=0, maximum=max(os.cpu_count() or 1, 1) * 2, value=0)
-        self.jobs_spin.setSpecialValueText(f"auto ({os.cpu_count() or 1})")
-        self.jobs_spin.setToolTip("Worker processes for counting (small corpora are counted in-process)")
+        self.jobs_spin.setSpecialValueText("auto")
+        self.jobs_spin.setToolTip("Processes that count the corpus, this one included; auto: one below "
+                                  "64 MB, the cores (at most 4) above")
         form.addRow("Workers", self.jobs_spin)
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("from the folder and size")
