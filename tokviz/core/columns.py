@@ -8,7 +8,7 @@ token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) fo
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, overload
 
 import numpy as np
@@ -216,13 +216,10 @@ def share_bounds(cols: EncodedColumns) -> EncodedColumns:
         n = len(starts)
         if not n or starts.dtype != ends.dtype or not np.array_equal(ends[:-1], starts[1:]):
             return starts, ends
-        bounds = np.empty(n + 1, dtype=starts.dtype)
-        bounds[:n] = starts
-        bounds[n] = ends[-1]
+        bounds = np.concatenate([starts, ends[-1:]])
         bounds.setflags(write=False)
         return bounds[:-1], bounds[1:]
 
     byte_starts, byte_ends = shared(cols.byte_starts, cols.byte_ends)
     starts, ends = shared(cols.starts, cols.ends)
-    return EncodedColumns(cols.ids, byte_starts, byte_ends, starts, ends, cols.key_index, cols.uniques,
-                          cols.n_bytes, cols.seconds, cols.extra)
+    return replace(cols, byte_starts=byte_starts, byte_ends=byte_ends, starts=starts, ends=ends)

@@ -30,7 +30,7 @@ from typing import IO
 from tokviz.core.cancel import Cancelled, check
 from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
 from tokviz.core.catalog_check import check_package
-from tokviz.core.files import write_atomic
+from tokviz.core.files import sha256_hex, write_atomic
 
 #: progress(entry name, message, entries done, entries total)
 Progress = Callable[[str, str, int, int], None]
@@ -298,9 +298,7 @@ class _Archive:
 
 
 def _install(path: Path, sha256: str, data: bytes) -> None:
-    import hashlib  # lazily: OpenSSL is ~3.4 MB resident (see catalog.file_sha256)
-
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_hex(data)
     if digest != sha256:
         raise FetchError(f"sha256 {digest} != catalog's {sha256} for {path.name}: refusing the file")
     write_atomic(path, data, make_folders=True)  # the vocabulary folder, and llama.cpp/ in it

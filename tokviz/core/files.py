@@ -17,6 +17,14 @@ log = logging.getLogger(__name__)
 STALE_AFTER_S = 600.0
 
 
+def sha256_hex(data: bytes) -> str:
+    """The sha256 of `data`, in hex. `hashlib` is imported here, not at the top: it loads OpenSSL
+    (~3.4 MB resident), which a process that verifies no file (the window) never needs."""
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_folders: bool = False) -> list[Path]:
     """Write `data` to `path` via a temporary file in the same folder, fsync and `os.replace`:
     readers see the old file or the whole new one, and a full disk leaves the old file intact.

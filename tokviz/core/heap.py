@@ -26,13 +26,8 @@ def _glibc() -> object | None:
         return None
 
 
-def _find_malloc_trim() -> Callable[[int], int] | None:
-    libc = _glibc()
-    trim = getattr(libc, "malloc_trim", None)  # musl has no malloc_trim
-    return trim if callable(trim) else None
-
-
-_malloc_trim = _find_malloc_trim()
+_LIBC = _glibc()
+_malloc_trim: Callable[[int], int] | None = getattr(_LIBC, "malloc_trim", None)  # musl has none
 
 
 def trim_heap() -> None:
@@ -50,6 +45,6 @@ def limit_arenas(count: int = 2) -> None:
     resident after `trim_heap`: four 1 MB encodes on two encode threads left the tokenizer
     process at 209 MiB, 155-189 with two arenas, 154-156 with one (which the tokenizer process
     uses). Call it before the threads start."""
-    mallopt = getattr(_glibc(), "mallopt", None)
-    if callable(mallopt):
+    mallopt = getattr(_LIBC, "mallopt", None)
+    if mallopt is not None:
         mallopt(M_ARENA_MAX, count)

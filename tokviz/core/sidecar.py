@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tokviz.core.files import sha256_hex
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 
@@ -175,11 +176,9 @@ def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
         return
     if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
         raise _field_error(path, "ranks_sha256", "the rank file's sha256 (64 hex digits)", sha)
-    import hashlib  # lazily: OpenSSL is ~3.4 MB resident (see catalog.file_sha256)
-
     ranks_path = path.with_suffix(".tiktoken")
     try:
-        digest = hashlib.sha256(ranks_path.read_bytes()).hexdigest()
+        digest = sha256_hex(ranks_path.read_bytes())
     except OSError as e:
         raise TokenizerError(f"cannot read {ranks_path}: {e.strerror or e}") from e
     if digest != sha:
@@ -194,11 +193,9 @@ def _check_ranks_sha256(path: Path, data: dict[str, Any]) -> None:
 def _matching_backup(ranks_path: Path, sha: str) -> Path | None:
     """The backup a save killed between its renames left beside the file (`tokviz.core.files`
     names it `.NAME.tiktoken.<hex>.old`), when it is the rank file this sidecar was saved with."""
-    import hashlib
-
     for candidate in sorted(ranks_path.parent.glob(f".{ranks_path.name}.*.old")):
         try:
-            if hashlib.sha256(candidate.read_bytes()).hexdigest() == sha:
+            if sha256_hex(candidate.read_bytes()) == sha:
                 return candidate
         except OSError:
             continue

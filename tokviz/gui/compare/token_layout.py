@@ -51,19 +51,8 @@ class CellWidths:
         return len(self._cum) - 1
 
     def __getitem__(self, index: int | slice) -> Any:
-        n = len(self)
-        if isinstance(index, slice):
-            start, stop, step = index.indices(n)
-            if step == 1:
-                return np.diff(self._cum[start:max(start, stop) + 1]) - CELL_GAP
-            at = np.arange(start, stop, step)
-            return self._cum[at + 1] - self._cum[at] - CELL_GAP
-        i = int(index)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError("cell index out of range")
-        return float(self._cum[i + 1] - self._cum[i]) - CELL_GAP
+        value = self._cum[1:][index] - self._cum[:-1][index] - CELL_GAP  # numpy's indexing, on views
+        return float(value) if np.ndim(value) == 0 else value
 
 
 class TokenLayout:

@@ -134,6 +134,7 @@ class SharedThread:
                     pending = self._calls.popleft()
                 if pending.wanted:
                     pending.run()
+                del pending  # a skipped call still holds its work
         finally:
             with self._cond:
                 self._serving = False
