@@ -14,7 +14,7 @@ from tokviz.analysis.notation import token_tooltip
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 from tokviz.gui.compare import token_layout
 from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for
-from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering, line_columns
+from tokviz.gui.compare.token_layout import CELL_GAP, LineBreaks, TokenLayout, TokenWidths, covering
 
 
 @pytest.fixture(scope="module")
@@ -189,17 +189,45 @@ def test_doctests_of_the_gui_helpers() -> None:
         assert tried and not failed, module.__name__
 
 
-def test_float32_widths_lay_out_as_their_float64_values():
-    """A pane keeps its widths as float32 where that holds them exactly: the line columns are
-    summed in float64 all the same, so the layout is the one of the float64 widths."""
-    widths = np.array([7.25, 12.015625, 30.5, 3.0] * 5000, dtype=np.float64)
-    newlines = np.zeros(len(widths), dtype=np.uint8)
-    newlines[::97] = 1
-    wide = line_columns(widths, newlines)
-    narrow = line_columns(widths.astype(np.float32), newlines)
-    assert narrow[0].dtype == np.float64 and np.array_equal(narrow[0], wide[0])
-    a = TokenLayout(widths, newlines, wrap_width=333.0)
-    b = TokenLayout(widths.astype(np.float32), newlines, wrap_width=333.0, columns=narrow)
-    a.advance()
-    b.advance()
-    assert b.line_starts == a.line_starts and b.line_count > 100
+def global_lines(widths: np.ndarray, newlines: np.ndarray, wrap: float) -> tuple[list[int], np.ndarray]:
+    """The greedy lines from one running sum over the whole text (what the layout did when it
+    kept an x per token), and that sum: the reference for a layout that sums chunk by chunk."""
+    cum = np.concatenate([[0.0], np.cumsum(widths + CELL_GAP)])
+    n, starts, s = len(widths), [0], 0
+    breaks = np.flatnonzero(newlines)
+    while s < n:
+        end = min(max(int(np.searchsorted(cum, cum[s] + wrap + CELL_GAP, side="right")) - 1, s + 1), n)
+        k = int(np.searchsorted(breaks, s))
+        if k < len(breaks) and breaks[k] < end:
+            end = int(breaks[k]) + 1
+            starts += [end] * int(newlines[breaks[k]] - 1)
+        if end < n or (newlines[n - 1] and starts[-1] != n):
+            starts.append(end)
+        s = end
+    return starts, cum
+
+
+@pytest.mark.parametrize("wrap", [60.0, 333.0, 5000.0])
+def test_lines_summed_chunk_by_chunk_are_those_of_one_running_sum(wrap):
+    """Lines that cross the layout's chunks (up to ~1400 tokens a line at the widest wrap), cut
+    where one sum over the whole text cuts them, with the same x for every token."""
+    rng = np.random.default_rng(7)
+    table = rng.integers(0, 40 * 64, 500) / 64  # widths in 1/64 px, as Qt measures them, some 0
+    index = rng.integers(0, 500, 70_000).astype(np.uint16)
+    newlines = np.where(rng.uniform(size=70_000) < 0.002, rng.integers(1, 4, 70_000), 0)
+    widths = TokenWidths(table, index)
+    layout = TokenLayout(widths, LineBreaks.from_counts(newlines), wrap_width=wrap)
+    while not layout.advance(0.0):  # one chunk a call
+        pass
+    starts, cum = global_lines(table[index], newlines, wrap)
+    assert layout.line_starts.tolist() == starts and layout.line_count > 50
+    for line in (0, 1, layout.line_count // 2, layout.line_count - 2):
+        rng_ = layout.line_range(line)
+        expected = cum[rng_.start:rng_.stop] - cum[rng_.start]
+        assert layout.line_xs(line).tolist() == expected.tolist()  # exactly: sums of 1/64 px
+        if len(rng_):
+            last = rng_.stop - 1
+            assert layout.x_of(last, line) == expected[-1]
+            assert layout.token_at(line, float(expected[-1]) + widths[last] / 2) == last
+    plain = TokenLayout(table[index], newlines, wrap_width=wrap)  # a width per token, newline counts
+    assert plain.advance() and plain.line_starts == layout.line_starts

@@ -36,24 +36,25 @@ def test_cells_are_the_whole_texts_joined_cells(qapp, vocab, name, visible):
     expected_cells, expected_widths = reference(cols, options, CellMeasurer(Fonts.default()))
     assert sum(c.cont for c in cells) > 10  # the text has characters cut across tokens
     assert cells == expected_cells
-    assert widths.tolist() == expected_widths.tolist()
+    assert widths[0:len(widths)].tolist() == expected_widths.tolist()
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1"])
-def test_a_panes_widths_read_back_from_the_line_sum_are_the_measured_ones(qapp, vocab, name):
-    from tokviz.gui.compare.token_layout import CellWidths, line_columns
-
+def test_a_panes_widths_are_its_cells_measured_widths(qapp, vocab, name):
+    """A pane keeps one width per distinct cell: read per token they are each cell's own."""
     cols = encode(vocab(name), TEXT * 4, SpecialPolicy())
-    _, _, widths, newlines = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
-    kept = CellWidths(line_columns(widths, newlines)[0])
+    measurer = CellMeasurer(Fonts.default())
+    _, cells, widths, breaks = prepare(cols, ViewOptions(), measurer)
     n = len(widths)
-    assert len(kept) == n and len(set(widths.tolist())) > 10  # widths of many sizes, not a few
-    assert kept[0 : n].tolist() == widths.tolist()  # exactly, not approximately
-    assert [kept[i] for i in range(n)] == widths.tolist()
-    assert kept[-1] == widths[-1] and kept[n - 7 : n - 2].tolist() == widths[n - 7 : n - 2].tolist()
-    assert kept[::-3].tolist() == widths[::-3].tolist() and kept[5:2].tolist() == []
+    measured = [measurer.width(c) for c in cells]
+    assert len(cells) == n and len(set(measured)) > 10  # widths of many sizes, not a few
+    assert widths[0:n].tolist() == measured and [widths[i] for i in range(n)] == measured
+    assert widths[-1] == measured[-1] and widths[::-3].tolist() == measured[::-3] and widths[5:2].tolist() == []
+    assert len(widths.table) < n / 5  # one width per distinct cell, not per token
+    assert breaks.at.tolist() == [i for i, c in enumerate(cells) if c.newlines]
+    assert breaks.count.tolist() == [c.newlines for c in cells if c.newlines]
     with pytest.raises(IndexError):
-        kept[n]
+        widths[n]
 
 
 def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qapp, vocab):

@@ -159,7 +159,7 @@ class TextEncoding:
         self.count = 0
 
     def add(self, cols: EncodedColumns, *, color: bool, visible_whitespace: bool) -> None:
-        n = len(cols.ids)
+        n = len(cols)
         if not n:
             return
         table = text_tables(cols, color=color, visible_whitespace=visible_whitespace)
@@ -192,7 +192,7 @@ class JsonEncoding:
         self.count = 0
 
     def add(self, cols: EncodedColumns) -> None:
-        n = len(cols.ids)
+        n = len(cols)
         if not n:
             return
         dumps = _dumps()

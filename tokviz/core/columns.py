@@ -19,9 +19,13 @@ from tokviz.core.tokens import Token, TokenKind
 
 @dataclass
 class EncodedColumns:
-    """One encode, column by column. `key_index[i]` points into `uniques` (id, bytes, kind, piece)."""
+    """One encode, column by column. `key_index[i]` points into `uniques` (id, bytes, kind, piece).
 
-    ids: np.ndarray
+    The id column follows from the key column (token i's id is `uniques[key_index[i]][0]`), so
+    it may be left out (`_ids` None, as `without_ids` does: 4 bytes a token less to send and to
+    keep); `ids` then makes it when read."""
+
+    _ids: np.ndarray | None
     byte_starts: np.ndarray
     byte_ends: np.ndarray
     starts: np.ndarray
@@ -31,6 +35,24 @@ class EncodedColumns:
     n_bytes: int
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.key_index)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Every token's id (made from the key column when left out; int32 where ids fit)."""
+        if self._ids is not None:
+            return self._ids
+        key_ids = np.fromiter((u[0] for u in self.uniques), dtype=np.int64, count=len(self.uniques))
+        if len(key_ids) and int(key_ids.max()) < np.iinfo(np.int32).max:
+            key_ids = key_ids.astype(np.int32)
+        ids: np.ndarray = key_ids[self.key_index]
+        return ids
+
+    def without_ids(self) -> EncodedColumns:
+        """These columns without their id column (`ids` makes it when read)."""
+        return replace(self, _ids=None)
 
 
 def columns_from_tokens(tokens: Sequence[Token], n_bytes: int) -> EncodedColumns:
@@ -64,7 +86,7 @@ class TokenColumns(Sequence[Token]):
     def __init__(self, cols: EncodedColumns) -> None:
         self.cols = cols
         self._uniques = [(i, data, TokenKind(kind), piece) for i, data, kind, piece in cols.uniques]
-        self._n = len(cols.ids)
+        self._n = len(cols.key_index)
 
     def __len__(self) -> int:
         return self._n
@@ -101,6 +123,13 @@ class TokenColumns(Sequence[Token]):
     def unique_tokens(self) -> list[Token]:
         """One representative token (spans zero) per distinct (id, bytes), in `uniques` order."""
         return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self._uniques]
+
+
+def token_ids(tokens: Sequence[Token]) -> np.ndarray:
+    """The id of every token of `tokens` as an array (from the key column for `TokenColumns`)."""
+    if isinstance(tokens, TokenColumns):
+        return tokens.cols.ids
+    return np.fromiter((t.id for t in tokens), dtype=np.int64, count=len(tokens))
 
 
 def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

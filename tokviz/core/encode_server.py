@@ -99,17 +99,16 @@ def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds
 
 
 def compact(cols: EncodedColumns) -> EncodedColumns:
-    """`cols` with its id and offset columns as int32 where every value fits (any text under
-    2 GB), and its key column as uint16 where the distinct keys number 65536 or fewer (a 1 MB
-    text has tens of thousands): fewer bytes to send, to copy and to keep per pane. Values are
-    unchanged."""
+    """`cols` without its id column (the key column gives every id), with its offset columns
+    as int32 where every value fits (any text under 2 GB), and its key column as uint16 where
+    the distinct keys number 65536 or fewer (a 1 MB text has tens of thousands): fewer bytes to
+    send, to copy and to keep per pane. Values are unchanged."""
+    cols = cols.without_ids()
     if len(cols.uniques) <= 1 << 16:
         cols = replace(cols, key_index=cols.key_index.astype(np.uint16))
-    limit = np.iinfo(np.int32).max
-    fits = cols.n_bytes < limit and (not len(cols.ids) or int(cols.ids.max()) < limit)
-    if not fits:
+    if cols.n_bytes >= np.iinfo(np.int32).max:
         return cols
-    names = ("ids", "byte_starts", "byte_ends", "starts", "ends")
+    names = ("byte_starts", "byte_ends", "starts", "ends")
     small = {name: getattr(cols, name).astype(np.int32) for name in names}
     return replace(cols, **small)
 

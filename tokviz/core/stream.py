@@ -156,7 +156,7 @@ def encode_stream(
         quarter = overlap // 4
         found = _agreeing_cut(cur, nxt, next_start + quarter, end - quarter)
         if found is None:  # no safe cut here: widen the current window over the next one
-            cut = int(cur.starts[first]) if first < len(cur.ids) else end
+            cut = int(cur.starts[first]) if first < len(cur) else end
             end = next_end
             cur = encode(start, end)
             first = _index_at(cur, cut)
@@ -165,7 +165,7 @@ def encode_stream(
         yield _part(cur, first, i_cur)
         text.drop_before(next_start)
         cur, start, end, first = nxt, next_start, next_end, i_next
-    yield _part(cur, first, len(cur.ids))
+    yield _part(cur, first, len(cur))
 
 
 def _agreeing_cut(a: EncodedColumns, b: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:
@@ -209,7 +209,7 @@ def _region(cols: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:
 def _index_at(cols: EncodedColumns, cut: int) -> int:
     """The first token starting at char `cut` or later, which a widened window must start with."""
     i = int(np.searchsorted(cols.starts, cut, "left"))
-    if i < len(cols.ids) and i > 0 and cols.ends[i - 1] > cut:
+    if i < len(cols) and i > 0 and cols.ends[i - 1] > cut:
         raise RuntimeError(f"a widened window crosses the cut at char {cut}")
     return i
 

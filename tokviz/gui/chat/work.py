@@ -25,6 +25,7 @@ from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import ViewOptions, cells_for
 from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.token_layout import LineBreaks
 from tokviz.gui.work.worker import Job
 
 
@@ -111,8 +112,7 @@ def pane_result(analysis: ChatAnalysis, options: ViewOptions, fonts: Fonts, seco
     return PaneResult(
         0, text, SpecialPolicy.parse("none"), options, tokens, cells,
         np.asarray(measurer.widths(cells), dtype=np.float64) if cells else np.zeros(0),
-        np.array([c.newlines for c in cells], dtype=np.int32),
-        np.array([t.id for t in tokens], dtype=np.int64),
+        LineBreaks.from_counts(np.array([c.newlines for c in cells], dtype=np.int32)),
         np.array([t.start for t in tokens], dtype=np.int64),
         np.array([t.end for t in tokens], dtype=np.int64),
         len(text.encode("utf-8", "surrogatepass")), seconds,

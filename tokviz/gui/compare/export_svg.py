@@ -136,7 +136,7 @@ def _column(pane: SvgPane, result: PaneResult, fonts: _Fonts) -> tuple[str, floa
                    f'fill="{SUBTLE}">{xml_text(subtitle)}</text>')
     top = y + fonts.main.descent() + HEADER_GAP * 2
     count = min(len(result.tokens), MAX_TOKENS)
-    layout = TokenLayout(result.widths[:count], result.newlines[:count], wrap_width=wrap)
+    layout = TokenLayout(result.widths[:count], result.breaks.before(count), wrap_width=wrap)
     layout.advance()
     top_h = fonts.main.height() + 4
     sub_h = fonts.small.height() if result.options.mode == "both" else 0.0
@@ -183,13 +183,12 @@ def _line(view: TokenView, result: PaneResult, layout: TokenLayout, line: int, y
     rng = layout.line_range(line)
     if not rng:
         return out
-    base = layout.cum_array[rng.start]
+    xs = layout.line_xs(line).tolist()
     main_base = y + (top_h - fonts.main.height()) / 2 + fonts.main.ascent()
     small_base = y + (top_h - fonts.small.height()) / 2 + fonts.small.ascent()
     limit = view.limit
-    for index in rng:
+    for index, x in zip(rng, xs):
         cell = result.cells[index]
-        x = float(layout.cum_array[index] - base)
         w = float(result.widths[index])
         color = view.background(index)
         token = result.tokens[index]

@@ -26,14 +26,14 @@ from typing import overload
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.columns import EncodedColumns, TokenColumns, share_bounds
+from tokviz.core.columns import EncodedColumns, TokenColumns, share_bounds, token_ids
 from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
-from tokviz.gui.compare.token_layout import CellWidths, line_columns
+from tokviz.gui.compare.token_layout import LineBreaks, TokenWidths
 from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.shared_thread import SharedThread
@@ -60,20 +60,22 @@ class PaneResult:
     options: ViewOptions
     tokens: Sequence[Token]
     cells: Sequence[Cell]
-    widths: np.ndarray | CellWidths  # indexed alike (an index: a float; a slice: an array)
-    newlines: np.ndarray
-    ids: np.ndarray
+    widths: np.ndarray | TokenWidths  # indexed alike (an index: a float; a slice: an array)
+    breaks: LineBreaks  # the tokens that end a line with newlines
     starts: np.ndarray  # character spans, non-decreasing
     ends: np.ndarray
     n_bytes: int
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
-    #: `token_layout.line_columns(widths, newlines)`, computed off the GUI thread (None: not yet)
-    line_columns: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def n_chars(self) -> int:
         return len(self.text)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Every token's id: made when asked for (from the key column, for columns), not kept."""
+        return token_ids(self.tokens)
 
 
 class CellColumn(Sequence[Cell]):
@@ -114,19 +116,21 @@ class CellColumn(Sequence[Cell]):
 
 
 def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) -> tuple[
-    TokenColumns, CellColumn, np.ndarray, np.ndarray
+    TokenColumns, CellColumn, TokenWidths, LineBreaks
 ]:
-    """Tokens, cells, widths and newline counts; Python code runs once per distinct (id, bytes)
+    """Tokens, cells, widths and line breaks; Python code runs once per distinct (id, bytes)
     and once per distinct fragment run, never once per token (a loop or list over 300k tokens
-    holds this process's GIL for tens of milliseconds at a stretch: a stall of the window)."""
+    holds this process's GIL for tens of milliseconds at a stretch: a stall of the window).
+    What is kept per token is the cell column alone (2 bytes a token where the cells number
+    65536 or fewer): widths are one per cell, newlines one per line."""
     tokens = TokenColumns(cols)
     cells = [cell_for(t, options) for t in tokens.unique_tokens()]
     unique_newlines = np.array([c.newlines for c in cells], dtype=np.int32)
     ki = cols.key_index
     fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
     index = _join_fragment_runs(tokens, cells, fragments, ki, options)
-    widths = narrowed(np.array([measurer.width(c) for c in cells], dtype=np.float64), np.float32)[index]
-    return tokens, CellColumn(cells, index), widths, narrowed(unique_newlines, np.uint8)[ki]
+    widths = TokenWidths(np.array([measurer.width(c) for c in cells], dtype=np.float64), index)
+    return tokens, CellColumn(cells, index), widths, LineBreaks.from_counts(narrowed(unique_newlines, np.uint8)[ki])
 
 
 def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
@@ -384,19 +388,16 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
     received = time.perf_counter()
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
-    tokens, cells, widths, newlines = PREPARING.call(
+    tokens, cells, widths, breaks = PREPARING.call(
         job, lambda: prepare(cols, req.options, _PREPARING_MEASURERS.for_fonts(req.fonts)),
         lambda: prepare(cols, req.options, measurers.for_fonts(req.fonts)))
     prepared = time.perf_counter()
-    columns = line_columns(widths, newlines)
-    del widths  # the pane reads them back from the line columns' sum (`CellWidths`)
-    trim_heap()  # the preparation's temporaries and the widths are free now
+    trim_heap()  # the preparation's temporaries are free now
     done = time.perf_counter()
     # where the time went, on the system's monotonic clock (the tokenizer process's stages first)
     stages = [*cols.extra.get("stages", ()), ("asked", t0, t0), ("received", received, received),
-              ("prepare", received, prepared), ("trim+line columns", prepared, done)]
+              ("prepare", received, prepared), ("trim", prepared, done)]
     return PaneResult(
-        req.gen, req.text, req.policy, req.options, tokens, cells, CellWidths(columns[0]), newlines,
-        cols.ids, cols.starts, cols.ends, cols.n_bytes, done - t0,
-        extra={"stages": stages}, line_columns=columns,
+        req.gen, req.text, req.policy, req.options, tokens, cells, widths, breaks,
+        cols.starts, cols.ends, cols.n_bytes, done - t0, extra={"stages": stages},
     ), last

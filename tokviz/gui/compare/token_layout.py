@@ -20,85 +20,119 @@ CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even wit
 CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
 
 
-def line_columns(widths: np.ndarray, newlines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """What a layout needs at any wrap width: `cum[i]`, the x of token i if all tokens were on one
-    line, and the tokens that end a line (int32 where every index fits: 4 bytes a line). A pane's
-    worker computes them with its cells, so a new result's layout starts without a pass over its
-    tokens on the GUI thread (for 10 MB, a third of a second at load)."""
-    cum = np.zeros(len(widths) + 1, dtype=np.float64)
-    np.cumsum(widths + CELL_GAP, dtype=np.float64, out=cum[1:])  # float64 sums of float32 widths too
-    breaks = np.flatnonzero(newlines)
-    return cum, breaks.astype(np.int32) if len(widths) < np.iinfo(np.int32).max else breaks
+class TokenWidths:
+    """Every token's cell width without an array of one width per token: token i's width is
+    `table[index[i]]`, where `table` holds one width per distinct cell and `index` is the pane's
+    cell column (the layout sums the widths of a chunk when it places it, and of a line when
+    it is drawn: a pane keeps neither a width nor an x per token, 12 bytes a token less).
+    Indexed as an array is: an index gives a float, a slice an array.
 
-
-class CellWidths:
-    """The cell widths a `line_columns` sum was made of, read back from it: `cum[i + 1] - cum[i]`
-    is token i's width plus the gap, exactly (widths are multiples of 1/64 pixel, and float64
-    sums of them are exact far beyond any text), so a pane keeps the sum alone, not the widths
-    beside it too (4 bytes a token: 5 MB for four 1 MB panes). Indexed as the array was: an
-    index gives a float, a slice an array.
-
-    >>> cum, _ = line_columns(np.array([7.5, 12.015625, 3.0], dtype=np.float32), np.zeros(3))
-    >>> widths = CellWidths(cum)
+    >>> widths = TokenWidths(np.array([7.5, 12.015625, 3.0]), np.array([1, 0, 2, 1], dtype=np.uint16))
     >>> len(widths), widths[1], widths[-1], widths[0:2].tolist(), widths[::-2].tolist(), widths[2:1].tolist()
-    (3, 12.015625, 3.0, [7.5, 12.015625], [3.0, 7.5], [])
+    (4, 7.5, 12.015625, [12.015625, 7.5], [12.015625, 7.5], [])
     """
 
-    def __init__(self, cum: np.ndarray) -> None:
-        self._cum = cum
+    def __init__(self, table: np.ndarray, index: np.ndarray) -> None:
+        self.table = np.asarray(table, dtype=np.float64)
+        self.index = index
 
     def __len__(self) -> int:
-        return len(self._cum) - 1
+        return len(self.index)
 
     def __getitem__(self, index: int | slice) -> Any:
-        value = self._cum[1:][index] - self._cum[:-1][index] - CELL_GAP  # numpy's indexing, on views
-        return float(value) if np.ndim(value) == 0 else value
+        if isinstance(index, slice):
+            return self.table[self.index[index]]
+        return float(self.table[self.index[index]])
+
+
+class LineBreaks:
+    """The tokens whose text holds newlines (in order) and how many each holds: what a layout
+    needs of the newlines, 5 bytes a line where an array of counts is a byte a token.
+
+    >>> breaks = LineBreaks.from_counts(np.array([0, 2, 0, 1]))
+    >>> breaks.at.tolist(), breaks.count.tolist(), breaks.before(3).at.tolist()
+    ([1, 3], [2, 1], [1])
+    """
+
+    def __init__(self, at: np.ndarray, count: np.ndarray) -> None:
+        self.at, self.count = at, count
+
+    @classmethod
+    def from_counts(cls, newlines: np.ndarray) -> LineBreaks:
+        """From the newline count after each token (int32 indices where every index fits)."""
+        newlines = np.asarray(newlines)
+        at = np.flatnonzero(newlines)
+        count = newlines[at]
+        small = count.astype(np.uint8)
+        return cls(at.astype(np.int32) if len(newlines) < np.iinfo(np.int32).max else at,
+                   small if np.array_equal(small, count) else count)
+
+    def before(self, n: int) -> LineBreaks:
+        """The breaks of the first `n` tokens."""
+        k = int(np.searchsorted(self.at, n, side="left"))
+        return LineBreaks(self.at[:k], self.count[:k])
 
 
 class TokenLayout:
     """Greedy wrapping of cells into lines of at most `wrap_width` pixels, computed incrementally.
 
     Where a line starting at token s ends does not depend on the lines before it, so that is
-    computed for a chunk of tokens at a time in numpy (a `searchsorted` for the wrap, one for the
-    next newline); the chain of line starts through the chunk is then followed in numpy too, by
-    pointer doubling (`_chain`), so no Python code runs per line (following it one line per step
-    was half of a 1 MB pane's 90 ms of layout, all of it on the GUI thread). No per-token Python
-    object is kept (a list of 300k floats was 10 MB per pane).
+    computed for a chunk of tokens at a time in numpy (a `searchsorted` over the chunk's running
+    sum of widths for the wrap, one over the breaks for the next newline); the chain of line
+    starts through the chunk is then followed in numpy too, by pointer doubling (`_chain`), so no
+    Python code runs per line (following it one line per step was half of a 1 MB pane's 90 ms of
+    layout, all of it on the GUI thread). What it keeps is 4 bytes a line: no per-token Python
+    object (a list of 300k floats was 10 MB per pane) and no per-token array (an x per token was
+    8 bytes a token: the sums are of a chunk while it is placed, of a line while it is drawn).
+    Widths are multiples of 1/64 pixel, so every float64 sum of them is exact: a sum over a
+    chunk or a line is the one over the whole text, whatever its order.
+
+    `newlines` is the newline count after each token, or the `LineBreaks` made of it.
 
     >>> lay = TokenLayout(np.array([10.0, 10.0, 10.0]), np.array([0, 1, 0]), wrap_width=100)
-    >>> lay.advance(); lay.line_starts.tolist()
+    >>> lay.advance(); lay.line_starts.tolist(), lay.line_xs(1).tolist()
     True
-    [0, 2]
+    ([0, 2], [0.0])
     """
 
-    def __init__(self, widths: np.ndarray | CellWidths, newlines: np.ndarray, *, wrap_width: float,
-                 columns: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def __init__(self, widths: np.ndarray | TokenWidths, newlines: np.ndarray | LineBreaks, *,
+                 wrap_width: float) -> None:
         self.widths = widths
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
-        self.cum_array, self._breaks = columns if columns is not None else line_columns(widths[0:self.count], newlines)
-        self._newlines = newlines
+        self._breaks = newlines if isinstance(newlines, LineBreaks) else LineBreaks.from_counts(newlines)
         # an array, not a list: 4 bytes a line instead of ~40 (a pointer and an int object; 8 MB
         # for the 218k lines of four 1 MB panes); it appends, indexes and bisects as a list does
         self.line_starts = array("i", [0] if self.count else [])
         self._next = 0  # first token not yet placed
         self.done = self.count == 0
+        # a line holds at most this many tokens (each takes its width plus a gap of CELL_GAP > 0)
+        self._longest = int((self.wrap_width + CELL_GAP) // CELL_GAP) + 2
+
+    def _sums(self, a: int, b: int) -> np.ndarray:
+        """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
+        sums = np.zeros(b - a + 1, dtype=np.float64)
+        np.cumsum(np.asarray(self.widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
+        return sums
 
     def _line_ends(self, first: int) -> tuple[np.ndarray, np.ndarray]:
         """For every token s of the chunk from `first`: where a line starting at s ends, and how
         many empty lines follow it ("\n\n")."""
-        n, cum, breaks = self.count, self.cum_array, self._breaks
-        s = np.arange(first, min(first + CHUNK, n), dtype=np.int64)
-        wrap = np.searchsorted(cum, cum[s] + (self.wrap_width + CELL_GAP), side="right") - 1
+        n, breaks = self.count, self._breaks
+        last = min(first + CHUNK, n)
+        cum = self._sums(first, min(last + self._longest, n))  # every line from the chunk ends in it
+        s = np.arange(first, last, dtype=np.int64)
+        wrap = np.searchsorted(cum, cum[s - first] + (self.wrap_width + CELL_GAP), side="right") - 1 + first
         end = np.minimum(np.maximum(wrap, s + 1), n)
         extra = np.zeros(len(s), dtype=np.int64)
-        if len(breaks):
-            k = np.searchsorted(breaks, s, side="left")
-            has = k < len(breaks)
-            b = breaks[np.minimum(k, len(breaks) - 1)]
+        if len(breaks.at):
+            k = np.searchsorted(breaks.at, s, side="left")
+            has = k < len(breaks.at)
+            k = np.minimum(k, len(breaks.at) - 1)
+            b = breaks.at[k]
             cut = has & (b < end)
             end = np.where(cut, b + 1, end)
-            extra[cut] = self._newlines[b[cut]].astype(np.int64) - 1
+            extra[cut] = breaks.count[k[cut]].astype(np.int64) - 1
         return end, extra
 
     def advance(self, budget_s: float | None = None) -> bool:
@@ -115,7 +149,8 @@ class TokenLayout:
             s = int(ends[-1])
             if deadline is not None and time.perf_counter() > deadline:
                 break
-        if s >= n and n and self._newlines[n - 1] and starts[-1] != n:
+        at = self._breaks.at
+        if s >= n and n and len(at) and at[-1] == n - 1 and starts[-1] != n:
             starts.append(n)  # a text ending in a newline shows an empty last line
         self._next = s
         self.done = s >= n
@@ -135,10 +170,15 @@ class TokenLayout:
         """The line holding token index `token` (which must already be placed)."""
         return max(bisect_right(self.line_starts, token) - 1, 0)
 
+    def line_xs(self, line: int) -> np.ndarray:
+        """The x of every token of `line` within it (float64)."""
+        rng = self.line_range(line)
+        return self._sums(rng.start, rng.stop)[:-1]
+
     def x_of(self, token: int, line: int) -> float:
         """x of a token within its line."""
-        cum = self.cum_array
-        return float(cum[token] - cum[self.line_starts[line]])
+        start = self.line_starts[line]
+        return float(self._sums(start, token)[-1]) if token > start else 0.0
 
     def placed(self) -> int:
         """How many tokens have been placed so far."""
@@ -151,12 +191,12 @@ class TokenLayout:
         rng = self.line_range(line)
         if not rng:
             return None
-        cum = self.cum_array
-        base = float(cum[rng.start])
-        i = int(np.searchsorted(cum, base + x, side="right")) - 1
-        if i < rng.start or i >= rng.stop:
+        xs = self._sums(rng.start, rng.stop)
+        k = int(np.searchsorted(xs, x, side="right")) - 1
+        if k < 0 or k >= len(rng):
             return None
-        if x > float(cum[i]) - base + float(self.widths[i]):
+        i = rng.start + k
+        if x > float(xs[k]) + float(self.widths[i]):
             return None  # in the gap after the cell
         return i
 

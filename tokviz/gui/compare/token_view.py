@@ -200,8 +200,7 @@ class TokenView(QAbstractScrollArea):
             self.laid_out.emit()
             return
         self._line_cache.clear()
-        self.token_layout = TokenLayout(self.result.widths, self.result.newlines, wrap_width=self._wrap_width(),
-                                        columns=self.result.line_columns)
+        self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
         if not self.token_layout.done:
             self._timer.start()
@@ -545,8 +544,7 @@ class TokenView(QAbstractScrollArea):
         rng = layout.line_range(line)  # type: ignore[union-attr]
         if not rng:
             return
-        cum = layout.cum_array  # type: ignore[union-attr]
-        xs = (cum[rng.start:rng.stop] - cum[rng.start] + MARGIN).tolist()
+        xs = (layout.line_xs(line) + MARGIN).tolist()  # type: ignore[union-attr]
         widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
         top_h = self._top_h

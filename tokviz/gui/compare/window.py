@@ -544,7 +544,7 @@ class MainWindow(QMainWindow):
             self.show_message(f"{pane.spec}: nothing to stream yet")
 
     def _show_stream(self, pane: TokenPane, ids: list, naive: list, buffered: list) -> None:
-        total = len(pane.result.ids) if pane.result is not None else len(ids)
+        total = len(pane.result.tokens) if pane.result is not None else len(ids)
         self._stream = StreamDialog(pane.title.text(), ids, naive, buffered, parent=self, total=total)
         self._stream.show()
         fit_to_screen(self._stream)
