@@ -202,24 +202,43 @@ def test_a_server_knows_each_vocabularys_speed_from_a_sample(vocab) -> None:
     assert server.cost(("encode", 1, 1, "x" * 1000, None, False)) == 1000 * server.rate["cl100k_base"]
 
 
+def test_sending_a_text_leaves_no_utf8_copy_on_it() -> None:
+    """Pickling a str that is not ASCII caches its UTF-8 on it (`sys.getsizeof` counts the
+    cache): a text sent as a str would hold a second copy in the window for as long as it lives."""
+    import pickle
+
+    from tokviz.core.encode_server import text_message
+
+    text = "안녕하세요 " * 1000
+    before = sys.getsizeof(text)
+    assert pickle.loads(pickle.dumps(text_message(1, text)))[3].decode("utf-8") == text
+    assert sys.getsizeof(text) == before
+    pickle.dumps(("text", 0, 1, text))  # what the message was
+    assert sys.getsizeof(text) > before + 10_000
+
+
 def test_a_text_sent_once_serves_every_encode_that_names_it(vocab) -> None:
-    from tokviz.core.encode_server import TextRef
+    from tokviz.core.encode_server import TextRef, text_message
 
     conn, child = start_server()
     try:
         conn.send(("load", 1, "cl100k_base"))
         conn.send(("load", 2, "qwen"))
         assert sorted(receive_reply(conn)[:2] for _ in range(2)) == [("loaded", 1), ("loaded", 2)]
-        conn.send(("text", 0, 7, "hello world"))
+        conn.send(text_message(7, "hello world"))
         conn.send(("encode", 1, 1, TextRef(7), SpecialPolicy(), False))
         conn.send(("encode", 2, 1, TextRef(7), SpecialPolicy(), False))
         replies = {r[1]: r for r in (receive_reply(conn), receive_reply(conn))}
         assert replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
         assert replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
-        conn.send(("text", 0, 8, "another"))
+        conn.send(text_message(8, "another"))
         conn.send(("encode", 1, 2, TextRef(7), SpecialPolicy(), False))  # not the last text: refused
         reply = receive_reply(conn)
         assert reply[:3] == ("failed", 1, 2) and "did not arrive" in reply[3]
+        odd = "나\ud800 \r\n😀"  # a lone surrogate (Qt's text can hold one) goes through as it is
+        conn.send(text_message(9, odd))
+        conn.send(("encode", 1, 3, TextRef(9), SpecialPolicy(), False))
+        assert TokenColumns(receive_reply(conn)[3]) == vocab("cl100k_base").encode(odd)
     finally:
         conn.close()
         child.join(30)

@@ -13,7 +13,8 @@ request names its pane's `key`; replies carry it back.
 
 Protocol on a `multiprocessing` pipe (child side in `serve`):
   -> ("load", key, spec)                       <- ("loaded", key, TokenizerInfo) | ("load_failed", key, message)
-  -> ("text", 0, number, text)                 (no reply: the text an encode's `TextRef(number)` stands for)
+  -> ("text", 0, number, utf8)                 (no reply: the text an encode's `TextRef(number)` stands for,
+                                                  as UTF-8 bytes, surrogates passed: see `text_message`)
   -> ("encode", key, gen, text, policy, adds)  <- ("done", key, gen, EncodedColumns) | ("failed", key, gen, message)
                                                   | ("superseded", key, gen)   (text: a str or a TextRef)
   -> ("stream", key, gen, ids)                 <- ("stream", key, gen, naive, buffered)
@@ -222,6 +223,14 @@ class _Requests:
             return any(m[0] in ("encode", "cancel") and m[1] == key for m in self._items)
 
 
+def text_message(number: int, text: str) -> tuple[str, int, int, bytes]:
+    """The ("text", 0, number, utf8) message of `text`. Its UTF-8 bytes, not the str: pickling a
+    str that is not ASCII leaves a UTF-8 copy of it cached on the str (CPython's
+    `PyUnicode_AsUTF8AndSize`) for as long as the sender keeps the text: 1 MB more held in the
+    window for a 1 MB text with CJK in it. `str.encode` caches nothing."""
+    return ("text", 0, number, text.encode("utf-8", "surrogatepass"))
+
+
 @dataclass(frozen=True)
 class TextRef:
     """An encode's text by reference: the text of the last ("text", 0, number, text) message,
@@ -243,7 +252,7 @@ def _read(conn: Connection, requests: _Requests) -> None:
         if message is None:
             _exit_now(conn)
         if message[0] == "text":
-            last = (message[2], message[3])
+            last = (message[2], message[3].decode("utf-8", "surrogatepass"))
             continue
         if message[0] == "encode" and isinstance(message[3], TextRef) and last is not None \
                 and message[3].number == last[0]:

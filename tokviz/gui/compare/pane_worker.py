@@ -27,7 +27,7 @@ import numpy as np
 
 from tokviz.core.cancel import Cancelled
 from tokviz.core.columns import EncodedColumns, TokenColumns, share_bounds, token_ids
-from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve
+from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, text_message
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
@@ -236,7 +236,7 @@ class _Texts:
             if last is None or last[0] != generation or not (last[2] is text or last[2] == text):
                 self._numbers += 1
                 self._last = None
-                shared.send(("text", 0, self._numbers, text), generation)
+                shared.send(text_message(self._numbers, text), generation)
                 last = self._last = (generation, self._numbers, text)
             return shared.send(("encode", key, gen, TextRef(last[1]), *fields), generation)
 
