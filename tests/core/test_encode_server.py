@@ -242,3 +242,16 @@ def test_a_text_sent_once_serves_every_encode_that_names_it(vocab) -> None:
     finally:
         conn.close()
         child.join(30)
+
+
+def test_the_last_text_is_kept_as_bytes_and_decoded_once_while_encodes_wait() -> None:
+    from tokviz.core.encode_server import _LastText
+
+    texts = _LastText()
+    texts.put(3, "나\ud800 ok".encode("utf-8", "surrogatepass"))
+    first = texts.get(3)
+    assert first == "나\ud800 ok" and texts.get(3) is first  # waiting encodes share one str
+    assert texts.get(2) is None  # not the last text
+    texts.forget()  # an encode is done: the str is the waiting requests' to hold, not this one's
+    again = texts.get(3)
+    assert again == first and again is not first

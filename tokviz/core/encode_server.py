@@ -240,10 +240,40 @@ class TextRef:
     number: int
 
 
-def _read(conn: Connection, requests: _Requests) -> None:
+class _LastText:
+    """The last text the window sent: kept as its UTF-8 bytes, decoded once for the encodes
+    that name it while they wait. An encode's request holds the str it was given, so when an
+    encode is done (`forget`), the str goes once no waiting request holds it: a 1 MB text with
+    CJK in it is 3-4 MB as a str (4 bytes a character, and the UTF-8 copy tiktoken's encode
+    caches on it), 1 MB as bytes. A request that comes later decodes it again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._number = -1
+        self._data = b""
+        self._text: str | None = None
+
+    def put(self, number: int, data: bytes) -> None:
+        with self._lock:
+            self._number, self._data, self._text = number, data, None
+
+    def get(self, number: int) -> str | None:
+        """The text of message `number`; None when it is not the last one."""
+        with self._lock:
+            if number != self._number:
+                return None
+            if self._text is None:
+                self._text = self._data.decode("utf-8", "surrogatepass")
+            return self._text
+
+    def forget(self) -> None:
+        with self._lock:
+            self._text = None
+
+
+def _read(conn: Connection, requests: _Requests, texts: _LastText) -> None:
     """The reader thread: every request into `requests`, an encode's `TextRef` replaced by its
     text; None or a closed pipe ends the process."""
-    last: tuple[int, str] | None = None  # the last ("text", 0, number, text) message's text
     while True:
         try:
             message = conn.recv()
@@ -252,12 +282,15 @@ def _read(conn: Connection, requests: _Requests) -> None:
         if message is None:
             _exit_now(conn)
         if message[0] == "text":
-            last = (message[2], message[3].decode("utf-8", "surrogatepass"))
+            texts.put(message[2], message[3])
             continue
-        if message[0] == "encode" and isinstance(message[3], TextRef) and last is not None \
-                and message[3].number == last[0]:
-            message = (*message[:3], last[1], *message[4:])
+        if message[0] == "encode" and isinstance(message[3], TextRef):
+            text = texts.get(message[3].number)
+            if text is not None:
+                message = (*message[:3], text, *message[4:])
+            del text
         requests.put(message)
+        del message  # the queue holds the request (and its text) now, not this thread
 
 
 def encode_threads() -> int:
@@ -272,8 +305,9 @@ class _Server:
     """The tokenizer process's state: the loaded vocabularies, which pane uses which, and the
     way back to the window (one reply at a time: a reply's arrays follow its head)."""
 
-    def __init__(self, conn: Connection, requests: _Requests) -> None:
+    def __init__(self, conn: Connection, requests: _Requests, texts: _LastText | None = None) -> None:
         self.conn, self.requests = conn, requests
+        self.texts = texts or _LastText()
         self.loaded: dict[str, Tokenizer] = {}  # spec -> its vocabulary, while a pane uses it
         self.spec_of: dict[int, str] = {}  # key -> spec
         #: seconds per character each vocabulary took, last time (a sample's encode at its load)
@@ -331,6 +365,7 @@ class _Server:
         finally:
             self.requests.done(key, spec)
         del text
+        self.texts.forget()
         gc.collect()  # cheap: the loaded vocabularies are frozen (`settle_heap`)
         trim_heap()
 
@@ -387,8 +422,9 @@ def serve(conn: Connection) -> None:
 
     threads = encode_threads()
     requests = _Requests(threads)
-    threading.Thread(target=_read, args=(conn, requests), daemon=True, name="requests").start()
-    server = _Server(conn, requests)
+    texts = _LastText()
+    threading.Thread(target=_read, args=(conn, requests, texts), daemon=True, name="requests").start()
+    server = _Server(conn, requests, texts)
     pool = ThreadPoolExecutor(threads, thread_name_prefix="encode")
     while True:
         message = requests.get(server.spec_of, server.cost)
