@@ -64,5 +64,24 @@ def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qap
     _, cells, _, _ = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
     assert cols.key_index.dtype == np.uint16
     assert cells._index.dtype == np.uint16 and sum(c.cont for c in cells) > 10
+    assert isinstance(cells._index, np.ndarray)  # most of this text's tokens are joined cells: a copy is smaller
+    expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    assert cells == expected_cells
+
+
+def test_a_cell_index_with_few_joined_cells_is_the_key_column_patched(qapp, vocab):
+    from tokviz.core.encode_server import compact
+    from tokviz.gui.compare.pane_worker import CellIndex
+
+    text = "The quick brown fox jumps over the lazy dog. " * 2000 + TEXT
+    cols = compact(encode(vocab("cl100k_base"), text, SpecialPolicy()))
+    _, cells, widths, _ = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    index = cells._index
+    assert isinstance(index, CellIndex) and index.base is cols.key_index and 10 < len(index.at) < len(cols) / 4
+    assert index.at.nbytes + index.value.nbytes < cols.key_index.nbytes
+    assert widths.index is index
+    expected_cells, expected_widths = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    assert cells == expected_cells and widths[0:len(widths)].tolist() == expected_widths.tolist()
+    assert [cells[i] for i in range(len(cells) - 50, len(cells))] == expected_cells[-50:]
     expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
     assert cells == expected_cells

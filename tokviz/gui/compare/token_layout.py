@@ -32,7 +32,7 @@ class TokenWidths:
     (4, 7.5, 12.015625, [12.015625, 7.5], [12.015625, 7.5], [])
     """
 
-    def __init__(self, table: np.ndarray, index: np.ndarray) -> None:
+    def __init__(self, table: np.ndarray, index: Any) -> None:  # an array, or indexed as one
         self.table = np.asarray(table, dtype=np.float64)
         self.index = index
 
