@@ -175,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     if opened is None:
         return 1
     app, window = opened
+    before = process_tree()  # what the window holds with its vocabularies loaded, before any text
     text = mixed_text(args.mb)
     meter = StallMeter()
     meter.start()
@@ -221,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     report(window, text, paste_s, times, gaps)
     if stages is not None:
         stages.report(window, t0)
+    others = ", ".join(f"{v:.0f}" for k, v in before.items() if k != os.getpid())
+    print(f"resident memory before the paste: {sum(before.values()):.0f} MiB in {len(before)} processes "
+          f"(this one {before.get(os.getpid(), 0):.0f} MiB; others {others})")
     sizes = memory
     others = ", ".join(f"{v:.0f}" for k, v in sizes.items() if k != os.getpid())
     print(f"resident memory: {sum(sizes.values()):.0f} MiB in {len(sizes)} processes (this one "
