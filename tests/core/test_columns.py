@@ -57,7 +57,7 @@ SPANS_TEXT = "Héllo  WORLD ﬁn ｈｉ 根 안녕 👋🏽 <|endoftext|>\r\n\te
 def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
     """Byte-level BPE byte spans always meet; SentencePiece's char spans of fragments overlap, and
     BERT's normalisation and llama-spm's leave gaps: only pairs that meet are shared."""
-    from tokviz.core.columns import share_bounds
+    from tokviz.core.columns import PatchedEnds, share_bounds
     from tokviz.core.encode_server import compact, encode
     from tokviz.core.tokenizer import SpecialPolicy
 
@@ -69,7 +69,11 @@ def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
         for a, b in (("byte_starts", "byte_ends"), ("starts", "ends")):
             meet = bool(np.array_equal(getattr(cols, b)[:-1], getattr(cols, a)[1:]))
             start, end = getattr(shared, a), getattr(shared, b)
-            assert (start.base is not None and start.base is end.base) == meet, (name, a)
+            if isinstance(end, PatchedEnds):  # char ends, most meeting: the bounds and the others
+                size = end.dtype.itemsize
+                assert a == "starts" and not meet and 0 < len(end.at) * (4 + size) < len(end) * size
+            else:
+                assert (start.base is not None and start.base is end.base) == meet, (name, a)
             assert start.tolist() == getattr(cols, a).tolist() and end.tolist() == getattr(cols, b).tolist()
             assert start.dtype == getattr(cols, a).dtype and (not meet or not start.flags.writeable)
         assert list(TokenColumns(shared)) == list(TokenColumns(cols))
@@ -80,3 +84,36 @@ def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
         assert byte_gaps > 0  # the case that must stay unshared is really there
     if name in ("cl100k_base", "mistral-7b-v0.1"):
         assert byte_gaps == 0 and char_gaps > 0  # bytes meet, fragments' characters overlap
+
+
+def test_patched_ends_read_as_the_array_they_stand_for():
+    """Every way the window reads an end column (an index, a negative one, slices with steps,
+    index arrays, `np.searchsorted` both sides, comparisons, arithmetic, `np.asarray`) gives
+    what the plain array gives."""
+    from tokviz.core.columns import PatchedEnds
+
+    rng = np.random.default_rng(3)
+    starts = np.cumsum(rng.integers(0, 3, 5000)).astype(np.int32)
+    ends = np.append(starts[1:], starts[-1] + 2).astype(np.int32)
+    at = np.flatnonzero(rng.uniform(size=4999) < 0.1).astype(np.int32)
+    ends[at] = starts[at + 1] + 1  # fragments: a span reaches one past the next one's start
+    ends = np.maximum.accumulate(ends)  # an end column is non-decreasing
+    apart = np.flatnonzero(ends[:-1] != starts[1:])
+    patched = PatchedEnds(np.append(starts, ends[-1]), apart.astype(np.int32), ends[apart])
+    assert len(patched) == len(ends) and np.asarray(patched).tolist() == ends.tolist() == patched.tolist()
+    for i in (0, 1, 17, 4998, 4999, -1, -5000, *apart[:20].tolist()):
+        assert patched[i] == ends[i]
+    for sl in (slice(None), slice(10, 20), slice(4990, None), slice(None, None, 7), slice(100, 3, -3), slice(5, 5)):
+        assert patched[sl].tolist() == ends[sl].tolist()
+    picks = rng.integers(-5000, 5000, 300)
+    assert patched[picks].tolist() == ends[picks].tolist()
+    for v in (-1, 0, 5, int(ends[777]), int(ends[-1]), int(ends[-1]) + 1, *ends[apart[:30]].tolist()):
+        for side in ("left", "right"):
+            assert int(np.searchsorted(patched, v, side=side)) == int(np.searchsorted(ends, v, side=side))
+    values = ends[::37]
+    found = np.searchsorted(patched, values, side="right")
+    assert found.tolist() == np.searchsorted(ends, values, side="right").tolist()
+    assert (patched == ends).all() and (patched - 1).tolist() == (ends - 1).tolist() and not (patched < starts).any()
+    assert list(patched)[:50] == ends[:50].tolist()
+    with pytest.raises(IndexError):
+        patched[5000]

@@ -85,3 +85,14 @@ def test_a_cell_index_with_few_joined_cells_is_the_key_column_patched(qapp, voca
     assert [cells[i] for i in range(len(cells) - 50, len(cells))] == expected_cells[-50:]
     expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
     assert cells == expected_cells
+
+
+def test_a_cell_column_reads_any_slice_as_a_list_does():
+    from tokviz.gui.compare.pane_worker import CellColumn, CellIndex
+
+    cells = list("abcdefgh")
+    keys = np.array([0, 1, 2, 3, 4], dtype=np.uint16)
+    plain, patched = CellColumn(cells, keys), CellColumn(cells, CellIndex(keys, np.array([1, 3]), np.array([6, 7])))
+    for column, expected in ((plain, list("abcde")), (patched, list("agche"))):
+        for sl in (slice(None, None, -1), slice(None, None, 2), slice(-2, None), slice(3, 0, -1), slice(4, 1)):
+            assert column[sl] == expected[sl], sl

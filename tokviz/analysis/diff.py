@@ -159,7 +159,7 @@ def _in_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _spans(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(tokens, TokenColumns):
-        return tokens.cols.starts, tokens.cols.ends
+        return tokens.cols.starts, np.asarray(tokens.cols.ends)
     n = len(tokens)
     return (np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
             np.fromiter((t.end for t in tokens), dtype=np.int64, count=n))

@@ -7,6 +7,7 @@ token: numpy arrays for ids and spans, and one entry per distinct (id, bytes) fo
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, overload
@@ -29,7 +30,7 @@ class EncodedColumns:
     byte_starts: np.ndarray
     byte_ends: np.ndarray
     starts: np.ndarray
-    ends: np.ndarray
+    ends: np.ndarray | PatchedEnds  # indexed as an array is (`share_bounds`)
     key_index: np.ndarray
     uniques: list[tuple[int, bytes, str, str]]
     n_bytes: int
@@ -98,7 +99,10 @@ class TokenColumns(Sequence[Token]):
 
     def __getitem__(self, index: int | slice) -> Token | list[Token]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
+            start, stop, step = index.indices(self._n)
+            if step == 1:
+                return self._built(start, stop)
+            return [self[i] for i in range(start, stop, step)]
         if index < 0:
             index += self._n
         if not 0 <= index < self._n:
@@ -111,7 +115,22 @@ class TokenColumns(Sequence[Token]):
         )
 
     def __iter__(self) -> Iterator[Token]:
-        return (self[i] for i in range(self._n))
+        for start in range(0, self._n, 1 << 12):
+            yield from self._built(start, min(start + (1 << 12), self._n))
+
+    def _built(self, start: int, stop: int) -> list[Token]:
+        """Tokens `start` to `stop`, each column read once as a list (not one numpy read per
+        value of each token)."""
+        if stop <= start:
+            return []
+        c, uniques = self.cols, self._uniques
+        return [
+            Token(uniques[k][0], uniques[k][1], bs, be, s, e, uniques[k][2], uniques[k][3])
+            for k, bs, be, s, e in zip(
+                c.key_index[start:stop].tolist(), c.byte_starts[start:stop].tolist(),
+                c.byte_ends[start:stop].tolist(), c.starts[start:stop].tolist(), c.ends[start:stop].tolist(),
+            )
+        ]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, TokenColumns):
@@ -220,9 +239,128 @@ def with_tokens_around(cols: EncodedColumns, before: Sequence[Token], after: Seq
     return EncodedColumns(
         joined(cols.ids, lambda t: t.id), joined(cols.byte_starts, lambda t: t.byte_start),
         joined(cols.byte_ends, lambda t: t.byte_end), joined(cols.starts, lambda t: t.start),
-        joined(cols.ends, lambda t: t.end), joined(cols.key_index, key, np.int32),
+        joined(np.asarray(cols.ends), lambda t: t.end), joined(cols.key_index, key, np.int32),
         uniques, cols.n_bytes, cols.seconds, dict(cols.extra),
     )
+
+
+class PatchedEnds:
+    """A column of span ends kept as the spans' shared bounds and the ends that are not the
+    next span's start: end i is `bounds[i + 1]`, except at the sorted indices `at`, where it is
+    `value`. What `share_bounds` keeps where most spans meet but not all (the fragments of one
+    character each span that character; normalised text leaves gaps): 4 bytes a span less,
+    8 bytes more per span that does not meet. Read as a numpy array is: an index gives a value,
+    a slice or an index array an array, `np.asarray` the whole column, and `np.searchsorted`
+    (which calls `searchsorted`) a binary search over it (the column is non-decreasing).
+
+    >>> ends = PatchedEnds(np.array([0, 0, 2, 3]), np.array([0]), np.array([1]))  # spans 0-1, 0-2, 2-3
+    >>> len(ends), int(ends[0]), int(ends[-1]), ends[0:3].tolist(), ends[np.array([2, 0])].tolist(), ends[::2].tolist()
+    (3, 1, 3, [1, 2, 3], [3, 1], [1, 3])
+    >>> np.asarray(ends).tolist(), int(np.searchsorted(ends, 2)), int(np.searchsorted(ends, 2, side="right"))
+    ([1, 2, 3], 1, 2)
+    """
+
+    ndim = 1
+
+    def __init__(self, bounds: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
+        self._next = bounds[1:]
+        self.at, self.value = np.ascontiguousarray(at), np.ascontiguousarray(value, dtype=bounds.dtype)
+        self.dtype = bounds.dtype
+        # one value at a time through memoryviews of the same memory: `bisect` and an index on
+        # them take ~1 us, where numpy's scalar `searchsorted` and indexing took ~30 (a token
+        # read one by one, as `TokenColumns` reads it, 100x slower)
+        self._at, self._value = self.at.data, self.value.data
+        self._next_view = np.ascontiguousarray(self._next).data
+
+    def __len__(self) -> int:
+        return len(self._next)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self._next),)
+
+    def __getitem__(self, index: Any) -> Any:
+        n = len(self._next)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step != 1:
+                return self[np.arange(start, stop, step, dtype=np.int64)]
+            out = self._next[start:stop].copy()
+            lo, hi = bisect_left(self._at, start), bisect_left(self._at, max(start, stop))
+            out[self.at[lo:hi] - start] = self.value[lo:hi]
+            return out
+        if isinstance(index, (np.ndarray, list)):
+            indices = np.asarray(index, dtype=np.int64)
+            indices = np.where(indices < 0, indices + n, indices)
+            out = self._next[indices]  # a copy (IndexError out of range), patched
+            if len(self.at) and len(indices):
+                near = np.minimum(self.at.searchsorted(indices.astype(self.at.dtype)), len(self.at) - 1)
+                hit = self.at[near] == indices
+                out[hit] = self.value[near[hit]]
+            return out
+        given = int(index)
+        i = given + n if given < 0 else given
+        if not 0 <= i < n:
+            raise IndexError("index out of range")
+        k = bisect_left(self._at, i)
+        return self._value[k] if k < len(self._at) and self._at[k] == i else self._next_view[i]
+
+    def _whole(self) -> np.ndarray:
+        whole: np.ndarray = self[0:len(self._next)]
+        return whole
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        whole = self._whole()
+        return whole if dtype is None else whole.astype(dtype)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[int]:
+        values: list[int] = self._whole().tolist()
+        return values
+
+    # arithmetic and comparisons as the array's (an object's own == would compare identity)
+    def __add__(self, other: Any) -> np.ndarray:
+        total: np.ndarray = self._whole() + other
+        return total
+
+    def __sub__(self, other: Any) -> np.ndarray:
+        difference: np.ndarray = self._whole() - other
+        return difference
+
+    def __eq__(self, other: object) -> Any:
+        return self._whole() == other
+
+    def __ne__(self, other: object) -> Any:
+        return self._whole() != other
+
+    def __lt__(self, other: Any) -> Any:
+        return self._whole() < other
+
+    def __le__(self, other: Any) -> Any:
+        return self._whole() <= other
+
+    def __gt__(self, other: Any) -> Any:
+        return self._whole() > other
+
+    def __ge__(self, other: Any) -> Any:
+        return self._whole() >= other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        if sorter is not None or np.ndim(v):
+            return np.searchsorted(np.asarray(self), v, side=side, sorter=sorter)  # type: ignore[call-overload]
+        lo, hi = 0, len(self._next)
+        while lo < hi:  # the first i with end i >= v (left) or > v (right)
+            mid = (lo + hi) // 2
+            end = self[mid]
+            if end < v or (side == "right" and end == v):
+                lo = mid + 1
+            else:
+                hi = mid
+        return np.intp(lo)
 
 
 def share_bounds(cols: EncodedColumns) -> EncodedColumns:
@@ -230,25 +368,34 @@ def share_bounds(cols: EncodedColumns) -> EncodedColumns:
     one starts, as a byte-level BPE's byte spans always do) made two views of one array of
     `n + 1` bounds: `starts = bounds[:-1]`, `ends = bounds[1:]`. Same values, 4 bytes a token
     less per pair; the views are read-only (a write into one would move the other's value).
-    A pair with a gap or an overlap (fragments of one character, normalised text) stays as it is.
+    A pair where some spans do not meet (fragments of one character, normalised text) keeps
+    its starts as the bounds and its ends as `PatchedEnds`, where that is smaller.
 
     Two tokens, bytes 0-2 and 2-3, both of character 0 (the fragments of one character):
 
     >>> ids, byte_starts, byte_ends, starts, ends = (np.array(v) for v in ([5, 6], [0, 2], [2, 3], [0, 0], [1, 1]))
     >>> cols = EncodedColumns(ids, byte_starts, byte_ends, starts, ends, np.zeros(2), [], n_bytes=3)
     >>> shared = share_bounds(cols)
-    >>> shared.byte_starts.base is shared.byte_ends.base, shared.byte_ends.tolist(), shared.starts is cols.starts
-    (True, [2, 3], True)
+    >>> shared.byte_starts.base is shared.byte_ends.base, shared.byte_ends.tolist(), type(shared.ends).__name__
+    (True, [2, 3], 'PatchedEnds')
     """
 
-    def shared(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def shared(starts: np.ndarray, ends: Any) -> tuple[np.ndarray, Any]:
         n = len(starts)
-        if not n or starts.dtype != ends.dtype or not np.array_equal(ends[:-1], starts[1:]):
+        if not n or not isinstance(ends, np.ndarray) or starts.dtype != ends.dtype:
+            return starts, ends
+        apart = np.flatnonzero(ends[:-1] != starts[1:])
+        if len(apart) and len(apart) * (4 + ends.itemsize) >= n * ends.itemsize:
             return starts, ends
         bounds = np.concatenate([starts, ends[-1:]])
         bounds.setflags(write=False)
-        return bounds[:-1], bounds[1:]
+        if not len(apart):
+            return bounds[:-1], bounds[1:]
+        at = apart.astype(np.int32) if n < np.iinfo(np.int32).max else apart
+        return bounds[:-1], PatchedEnds(bounds, at, ends[apart])
 
     byte_starts, byte_ends = shared(cols.byte_starts, cols.byte_ends)
+    if not isinstance(byte_ends, np.ndarray):  # byte ends stay an array (what `span_columns` gives)
+        byte_starts, byte_ends = cols.byte_starts, cols.byte_ends
     starts, ends = shared(cols.starts, cols.ends)
     return replace(cols, byte_starts=byte_starts, byte_ends=byte_ends, starts=starts, ends=ends)

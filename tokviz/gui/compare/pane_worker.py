@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -26,7 +27,7 @@ from typing import Any, overload
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.columns import EncodedColumns, TokenColumns, share_bounds, token_ids
+from tokviz.core.columns import EncodedColumns, PatchedEnds, TokenColumns, share_bounds, token_ids
 from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, text_message
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
@@ -63,7 +64,7 @@ class PaneResult:
     widths: np.ndarray | TokenWidths  # indexed alike (an index: a float; a slice: an array)
     breaks: LineBreaks  # the tokens that end a line with newlines
     starts: np.ndarray  # character spans, non-decreasing
-    ends: np.ndarray
+    ends: np.ndarray | PatchedEnds  # indexed as an array is
     n_bytes: int
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -95,6 +96,7 @@ class CellIndex:
         self.at = at.astype(np.int32) if len(base) < np.iinfo(np.int32).max else at
         self.value = narrowed(value, base.dtype.type)
         self.dtype = np.result_type(self.base.dtype, self.value.dtype)
+        self._at = self.at.data  # `bisect` on it: numpy's `searchsorted` of a Python int copies `at` to int64
 
     def __len__(self) -> int:
         return len(self.base)
@@ -105,19 +107,19 @@ class CellIndex:
             if step != 1:
                 return self._gather(np.arange(start, stop, step, dtype=np.int64))
             out = self.base[start:stop].astype(self.dtype)  # a copy, which is patched
-            lo, hi = np.searchsorted(self.at, [start, max(start, stop)])
+            lo, hi = bisect_left(self._at, start), bisect_left(self._at, max(start, stop))
             out[self.at[lo:hi] - start] = self.value[lo:hi]
             return out
         i = int(index) + (len(self.base) if index < 0 else 0)
         if not 0 <= i < len(self.base):
             raise IndexError("cell index out of range")
-        k = int(np.searchsorted(self.at, i))
-        return int(self.value[k]) if k < len(self.at) and self.at[k] == i else int(self.base[i])
+        k = bisect_left(self._at, i)
+        return int(self.value[k]) if k < len(self._at) and self._at[k] == i else int(self.base[i])
 
     def _gather(self, indices: np.ndarray) -> np.ndarray:
         out = self.base[indices].astype(self.dtype)
         if len(self.at) and len(indices):
-            k = np.minimum(np.searchsorted(self.at, indices), len(self.at) - 1)
+            k = np.minimum(self.at.searchsorted(indices.astype(self.at.dtype)), len(self.at) - 1)
             hit = self.at[k] == indices
             out[hit] = self.value[k[hit]]
         return out
@@ -141,8 +143,7 @@ class CellColumn(Sequence[Cell]):
 
     def __getitem__(self, index: int | slice) -> Cell | list[Cell]:
         if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            return list(map(self._cells.__getitem__, self._index[start:stop:step].tolist()))
+            return list(map(self._cells.__getitem__, self._index[index].tolist()))
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -228,7 +229,8 @@ def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.n
         value.append(cell_of[changed])
     where, cell_of = np.concatenate(at), np.concatenate(value)
     patched = CellIndex(key_index, where, cell_of)
-    if patched.at.nbytes + patched.value.nbytes < len(key_index) * patched.dtype.itemsize:
+    copy_size = 2 if len(cells) <= 1 << 16 else patched.dtype.itemsize  # what the copy would be narrowed to
+    if patched.at.nbytes + patched.value.nbytes < len(key_index) * copy_size:
         order = np.argsort(where, kind="stable")
         return CellIndex(key_index, where[order], cell_of[order])
     index = key_index.astype(np.int32)  # most tokens are joined ones (Korean, say): a copy is smaller

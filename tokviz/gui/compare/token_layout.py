@@ -10,14 +10,18 @@ from __future__ import annotations
 import time
 from array import array
 from bisect import bisect_right
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+
+from tokviz.core.columns import PatchedEnds
 
 CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even with equal colours
 
 
 CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
+LINE_SUMS_KEPT = 256  # lines whose running sums a layout keeps (a screenful is tens)
 
 
 class TokenWidths:
@@ -69,7 +73,7 @@ class LineBreaks:
 
     def before(self, n: int) -> LineBreaks:
         """The breaks of the first `n` tokens."""
-        k = int(np.searchsorted(self.at, n, side="left"))
+        k = int(self.at.searchsorted(self.at.dtype.type(min(n, np.iinfo(self.at.dtype).max)), side="left"))
         return LineBreaks(self.at[:k], self.count[:k])
 
 
@@ -108,6 +112,9 @@ class TokenLayout:
         self.done = self.count == 0
         # a line holds at most this many tokens (each takes its width plus a gap of CELL_GAP > 0)
         self._longest = int((self.wrap_width + CELL_GAP) // CELL_GAP) + 2
+        #: the sums of the lines read last, by token range: a repaint reads the x of every marked
+        #: token of the visible lines (a selection, the tokens past a context limit)
+        self._line_sums: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
     def _sums(self, a: int, b: int) -> np.ndarray:
         """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
@@ -126,7 +133,7 @@ class TokenLayout:
         end = np.minimum(np.maximum(wrap, s + 1), n)
         extra = np.zeros(len(s), dtype=np.int64)
         if len(breaks.at):
-            k = np.searchsorted(breaks.at, s, side="left")
+            k = breaks.at.searchsorted(s.astype(breaks.at.dtype), side="left")  # no copy of the breaks
             has = k < len(breaks.at)
             k = np.minimum(k, len(breaks.at) - 1)
             b = breaks.at[k]
@@ -170,15 +177,25 @@ class TokenLayout:
         """The line holding token index `token` (which must already be placed)."""
         return max(bisect_right(self.line_starts, token) - 1, 0)
 
+    def _sums_of(self, line: int) -> np.ndarray:
+        rng = self.line_range(line)
+        key = (rng.start, rng.stop)
+        sums = self._line_sums.get(key)
+        if sums is None:
+            sums = self._line_sums[key] = self._sums(rng.start, rng.stop)
+            if len(self._line_sums) > LINE_SUMS_KEPT:
+                self._line_sums.popitem(last=False)
+        else:
+            self._line_sums.move_to_end(key)
+        return sums
+
     def line_xs(self, line: int) -> np.ndarray:
         """The x of every token of `line` within it (float64)."""
-        rng = self.line_range(line)
-        return self._sums(rng.start, rng.stop)[:-1]
+        return self._sums_of(line)[:-1]
 
     def x_of(self, token: int, line: int) -> float:
         """x of a token within its line."""
-        start = self.line_starts[line]
-        return float(self._sums(start, token)[-1]) if token > start else 0.0
+        return float(self._sums_of(line)[token - self.line_starts[line]])
 
     def placed(self) -> int:
         """How many tokens have been placed so far."""
@@ -191,7 +208,7 @@ class TokenLayout:
         rng = self.line_range(line)
         if not rng:
             return None
-        xs = self._sums(rng.start, rng.stop)
+        xs = self._sums_of(line)
         k = int(np.searchsorted(xs, x, side="right")) - 1
         if k < 0 or k >= len(rng):
             return None
@@ -225,7 +242,7 @@ def _chain(step: np.ndarray, m: int) -> np.ndarray:
     return at
 
 
-def covering(starts: np.ndarray, ends: np.ndarray, a: int, b: int) -> range:
+def covering(starts: np.ndarray, ends: np.ndarray | PatchedEnds, a: int, b: int) -> range:
     """Indices of tokens whose character spans overlap `[a, b)` (a caret `a == b` means `[a, a+1)`).
 
     Spans are in text order, so both `starts` and `ends` are non-decreasing.
