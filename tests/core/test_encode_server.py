@@ -252,6 +252,8 @@ def test_the_last_text_is_kept_as_bytes_and_decoded_once_while_encodes_wait() ->
     first = texts.get(3)
     assert first == "나\ud800 ok" and texts.get(3) is first  # waiting encodes share one str
     assert texts.get(2) is None  # not the last text
-    texts.forget()  # an encode is done: the str is the waiting requests' to hold, not this one's
+    texts.forget("an older text")  # an encode of another text is done: this one is kept
+    assert texts.get(3) is first
+    texts.forget(first)  # an encode of it is done: the str is the waiting requests' to hold, not this one's
     again = texts.get(3)
     assert again == first and again is not first

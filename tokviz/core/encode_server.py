@@ -266,9 +266,11 @@ class _LastText:
                 self._text = self._data.decode("utf-8", "surrogatepass")
             return self._text
 
-    def forget(self) -> None:
+    def forget(self, text: str) -> None:
+        """An encode of `text` is done: let go of it, if it is the last text's str."""
         with self._lock:
-            self._text = None
+            if self._text is text:
+                self._text = None
 
 
 def _read(conn: Connection, requests: _Requests, texts: _LastText) -> None:
@@ -364,8 +366,8 @@ class _Server:
             self.send(self._encoded(key, gen, text, policy, model_adds))
         finally:
             self.requests.done(key, spec)
+        self.texts.forget(text)
         del text
-        self.texts.forget()
         gc.collect()  # cheap: the loaded vocabularies are frozen (`settle_heap`)
         trim_heap()
 
