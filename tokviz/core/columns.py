@@ -244,55 +244,55 @@ def with_tokens_around(cols: EncodedColumns, before: Sequence[Token], after: Seq
     )
 
 
-class PatchedEnds:
-    """A column of span ends kept as the spans' shared bounds and the ends that are not the
-    next span's start: end i is `bounds[i + 1]`, except at the sorted indices `at`, where it is
-    `value`. What `share_bounds` keeps where most spans meet but not all (the fragments of one
-    character each span that character; normalised text leaves gaps): 4 bytes a span less,
-    8 bytes more per span that does not meet. Read as a numpy array is: an index gives a value,
-    a slice or an index array an array, `np.asarray` the whole column, and `np.searchsorted`
-    (which calls `searchsorted`) a binary search over it (the column is non-decreasing).
+class PatchedColumn:
+    """A column kept as another one patched at a few places: value i is `base[i]`, except at
+    the sorted indices `at`, where it is `value`. Read as a numpy array is: an index gives a
+    value, a slice or an index array an array, `np.asarray` the whole column. What a pane keeps
+    where most of a column is one it has already (a cell index that is the key column but for
+    the joined cells of fragment runs; span ends that are the next span's start but for a few).
 
-    >>> ends = PatchedEnds(np.array([0, 0, 2, 3]), np.array([0]), np.array([1]))  # spans 0-1, 0-2, 2-3
-    >>> len(ends), int(ends[0]), int(ends[-1]), ends[0:3].tolist(), ends[np.array([2, 0])].tolist(), ends[::2].tolist()
-    (3, 1, 3, [1, 2, 3], [3, 1], [1, 3])
-    >>> np.asarray(ends).tolist(), int(np.searchsorted(ends, 2)), int(np.searchsorted(ends, 2, side="right"))
-    ([1, 2, 3], 1, 2)
+    >>> column = PatchedColumn(np.array([4, 5, 6, 7, 8], dtype=np.uint16), np.array([1, 3]), np.array([70000, 9]))
+    >>> len(column), column[1], column[2], column[-2], column[0:5].tolist(), column[::2].tolist(), column[4:1].tolist()
+    (5, 70000, 6, 9, [4, 70000, 6, 9, 8], [4, 6, 8], [])
+    >>> column[np.array([3, -4])].tolist(), column.dtype
+    ([9, 70000], dtype('int64'))
     """
 
     ndim = 1
 
-    def __init__(self, bounds: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
-        self._next = bounds[1:]
-        self.at, self.value = np.ascontiguousarray(at), np.ascontiguousarray(value, dtype=bounds.dtype)
-        self.dtype = bounds.dtype
+    def __init__(self, base: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
+        self.base = base
+        self.at = np.ascontiguousarray(at, dtype=np.int32 if len(base) < np.iinfo(np.int32).max else np.int64)
+        same = np.asarray(value).astype(base.dtype)
+        self.value = np.ascontiguousarray(same if np.array_equal(same, value) else value)
+        self.dtype = np.result_type(base.dtype, self.value.dtype)
         # one value at a time through memoryviews of the same memory: `bisect` and an index on
-        # them take ~1 us, where numpy's scalar `searchsorted` and indexing took ~30 (a token
-        # read one by one, as `TokenColumns` reads it, 100x slower)
+        # them take ~1 us, where numpy's scalar `searchsorted` (which copies `at` to int64 for a
+        # Python int) and indexing took ~30 (a token read one by one, 100x slower)
         self._at, self._value = self.at.data, self.value.data
-        self._next_view = np.ascontiguousarray(self._next).data
+        self._base = np.ascontiguousarray(base).data
 
     def __len__(self) -> int:
-        return len(self._next)
+        return len(self.base)
 
     @property
     def shape(self) -> tuple[int]:
-        return (len(self._next),)
+        return (len(self.base),)
 
     def __getitem__(self, index: Any) -> Any:
-        n = len(self._next)
+        n = len(self.base)
         if isinstance(index, slice):
             start, stop, step = index.indices(n)
             if step != 1:
                 return self[np.arange(start, stop, step, dtype=np.int64)]
-            out = self._next[start:stop].copy()
+            out = self.base[start:stop].astype(self.dtype)  # a copy, which is patched
             lo, hi = bisect_left(self._at, start), bisect_left(self._at, max(start, stop))
             out[self.at[lo:hi] - start] = self.value[lo:hi]
             return out
         if isinstance(index, (np.ndarray, list)):
             indices = np.asarray(index, dtype=np.int64)
             indices = np.where(indices < 0, indices + n, indices)
-            out = self._next[indices]  # a copy (IndexError out of range), patched
+            out = self.base[indices].astype(self.dtype)  # a copy (IndexError out of range), patched
             if len(self.at) and len(indices):
                 near = np.minimum(self.at.searchsorted(indices.astype(self.at.dtype)), len(self.at) - 1)
                 hit = self.at[near] == indices
@@ -303,10 +303,10 @@ class PatchedEnds:
         if not 0 <= i < n:
             raise IndexError("index out of range")
         k = bisect_left(self._at, i)
-        return self._value[k] if k < len(self._at) and self._at[k] == i else self._next_view[i]
+        return self._value[k] if k < len(self._at) and self._at[k] == i else self._base[i]
 
     def _whole(self) -> np.ndarray:
-        whole: np.ndarray = self[0:len(self._next)]
+        whole: np.ndarray = self[0:len(self.base)]
         return whole
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -319,6 +319,26 @@ class PatchedEnds:
     def tolist(self) -> list[int]:
         values: list[int] = self._whole().tolist()
         return values
+
+
+class PatchedEnds(PatchedColumn):
+    """A column of span ends kept as the spans' shared bounds and the ends that are not the
+    next span's start: end i is `bounds[i + 1]`, except at the sorted indices `at`, where it is
+    `value`. What `share_bounds` keeps where most spans meet but not all (the fragments of one
+    character each span that character; normalised text leaves gaps): 4 bytes a span less,
+    8 bytes more per span that does not meet. Besides a `PatchedColumn`'s reads, it compares and
+    adds as the array does, and `np.searchsorted` (which calls `searchsorted`) is a binary search
+    over it (the column is non-decreasing).
+
+    >>> ends = PatchedEnds(np.array([0, 0, 2, 3]), np.array([0]), np.array([1]))  # spans 0-1, 0-2, 2-3
+    >>> len(ends), int(ends[0]), int(ends[-1]), ends[0:3].tolist(), ends[np.array([2, 0])].tolist(), ends[::2].tolist()
+    (3, 1, 3, [1, 2, 3], [3, 1], [1, 3])
+    >>> np.asarray(ends).tolist(), int(np.searchsorted(ends, 2)), int(np.searchsorted(ends, 2, side="right"))
+    ([1, 2, 3], 1, 2)
+    """
+
+    def __init__(self, bounds: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
+        super().__init__(bounds[1:], at, value)
 
     # arithmetic and comparisons as the array's (an object's own == would compare identity)
     def __add__(self, other: Any) -> np.ndarray:
@@ -352,7 +372,7 @@ class PatchedEnds:
     def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
         if sorter is not None or np.ndim(v):
             return np.searchsorted(np.asarray(self), v, side=side, sorter=sorter)  # type: ignore[call-overload]
-        lo, hi = 0, len(self._next)
+        lo, hi = 0, len(self.base)
         while lo < hi:  # the first i with end i >= v (left) or > v (right)
             mid = (lo + hi) // 2
             end = self[mid]
@@ -391,8 +411,7 @@ def share_bounds(cols: EncodedColumns) -> EncodedColumns:
         bounds.setflags(write=False)
         if not len(apart):
             return bounds[:-1], bounds[1:]
-        at = apart.astype(np.int32) if n < np.iinfo(np.int32).max else apart
-        return bounds[:-1], PatchedEnds(bounds, at, ends[apart])
+        return bounds[:-1], PatchedEnds(bounds, apart, ends[apart])
 
     byte_starts, byte_ends = shared(cols.byte_starts, cols.byte_ends)
     if not isinstance(byte_ends, np.ndarray):  # byte ends stay an array (what `span_columns` gives)

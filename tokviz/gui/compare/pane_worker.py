@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import threading
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.columns import EncodedColumns, PatchedEnds, TokenColumns, share_bounds, token_ids
+from tokviz.core.columns import EncodedColumns, PatchedColumn, PatchedEnds, TokenColumns, share_bounds, token_ids
 from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, text_message
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
@@ -79,50 +78,10 @@ class PaneResult:
         return token_ids(self.tokens)
 
 
-class CellIndex:
-    """Every token's cell index without a copy of the key column: token i's cell is `base[i]`
-    (its key's cell), except at the tokens `at` (sorted), whose cells are `value` (the joined
-    cells of fragment runs: 2-18 % of a 1 MB text's tokens, 6 bytes each, where a copy of the
-    key column was 2 bytes a token). Indexed as an array is: an index gives an int, a slice an
-    array.
-
-    >>> index = CellIndex(np.array([4, 5, 6, 7, 8], dtype=np.uint16), np.array([1, 3]), np.array([70000, 9]))
-    >>> len(index), index[1], index[2], index[-2], index[0:5].tolist(), index[::2].tolist(), index[4:1].tolist()
-    (5, 70000, 6, 9, [4, 70000, 6, 9, 8], [4, 6, 8], [])
-    """
-
-    def __init__(self, base: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
-        self.base = base
-        self.at = at.astype(np.int32) if len(base) < np.iinfo(np.int32).max else at
-        self.value = narrowed(value, base.dtype.type)
-        self.dtype = np.result_type(self.base.dtype, self.value.dtype)
-        self._at = self.at.data  # `bisect` on it: numpy's `searchsorted` of a Python int copies `at` to int64
-
-    def __len__(self) -> int:
-        return len(self.base)
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self.base))
-            if step != 1:
-                return self._gather(np.arange(start, stop, step, dtype=np.int64))
-            out = self.base[start:stop].astype(self.dtype)  # a copy, which is patched
-            lo, hi = bisect_left(self._at, start), bisect_left(self._at, max(start, stop))
-            out[self.at[lo:hi] - start] = self.value[lo:hi]
-            return out
-        i = int(index) + (len(self.base) if index < 0 else 0)
-        if not 0 <= i < len(self.base):
-            raise IndexError("cell index out of range")
-        k = bisect_left(self._at, i)
-        return int(self.value[k]) if k < len(self._at) and self._at[k] == i else int(self.base[i])
-
-    def _gather(self, indices: np.ndarray) -> np.ndarray:
-        out = self.base[indices].astype(self.dtype)
-        if len(self.at) and len(indices):
-            k = np.minimum(self.at.searchsorted(indices.astype(self.at.dtype)), len(self.at) - 1)
-            hit = self.at[k] == indices
-            out[hit] = self.value[k[hit]]
-        return out
+#: a pane's cell index: its key column, patched at the tokens whose cell is a joined one (the
+#: joined cells of fragment runs: 2-18 % of a 1 MB text's tokens, 6 bytes each, where a copy of
+#: the key column is 2 bytes a token)
+CellIndex = PatchedColumn
 
 
 class CellColumn(Sequence[Cell]):
@@ -181,9 +140,8 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
 
 def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
     """`values` as the smaller `dtype` when every value survives the cast unchanged, else as they
-    are: cell widths are sums of multiples of 1/64 pixel (float32 holds them exactly) and newline
-    counts are small (uint8): 5 bytes a token for them instead of 12 while a pane is prepared
-    (the pane then keeps only the newline counts; widths are read back from the line sums).
+    are: newline counts are small (uint8) and a 1 MB text's cells number tens of thousands
+    (uint16), so the columns a pane's preparation makes per token take 1 and 2 bytes a token.
 
     >>> narrowed(np.array([7.5, 12.015625]), np.float32).dtype, narrowed(np.array([0.1]), np.float32).dtype
     (dtype('float32'), dtype('float64'))
@@ -228,11 +186,11 @@ def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.n
         at.append(places[changed])
         value.append(cell_of[changed])
     where, cell_of = np.concatenate(at), np.concatenate(value)
-    patched = CellIndex(key_index, where, cell_of)
+    order = np.argsort(where, kind="stable")
+    patched = CellIndex(key_index, where[order], cell_of[order])
     copy_size = 2 if len(cells) <= 1 << 16 else patched.dtype.itemsize  # what the copy would be narrowed to
     if patched.at.nbytes + patched.value.nbytes < len(key_index) * copy_size:
-        order = np.argsort(where, kind="stable")
-        return CellIndex(key_index, where[order], cell_of[order])
+        return patched
     index = key_index.astype(np.int32)  # most tokens are joined ones (Korean, say): a copy is smaller
     index[where] = cell_of
     return narrowed(index, np.uint16)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from typing import Any
 
@@ -73,7 +73,7 @@ class LineBreaks:
 
     def before(self, n: int) -> LineBreaks:
         """The breaks of the first `n` tokens."""
-        k = int(self.at.searchsorted(self.at.dtype.type(min(n, np.iinfo(self.at.dtype).max)), side="left"))
+        k = bisect_left(np.ascontiguousarray(self.at).data, n)
         return LineBreaks(self.at[:k], self.count[:k])
 
 
