@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -63,6 +64,8 @@ def test_the_child_loads_encodes_for_several_keys_and_stops(vocab) -> None:
         assert replies[1][3].ids.tolist() == vocab("cl100k_base").encode_ids("hello world")
         assert replies[2][:3] == ("done", 2, 3)
         assert replies[2][3].ids.tolist() == vocab("qwen").encode_ids("hello world")
+        if hasattr(os, "getpriority"):  # the window gets the cores first
+            assert os.getpriority(os.PRIO_PROCESS, child.pid) >= min(os.getpriority(os.PRIO_PROCESS, 0) + 1, 19)
         conn.send(None)
         child.join(30)
         assert child.exitcode == 0
@@ -257,3 +260,28 @@ def test_the_last_text_is_kept_as_bytes_and_decoded_once_while_encodes_wait() ->
     texts.forget(first)  # an encode of it is done: the str is the waiting requests' to hold, not this one's
     again = texts.get(3)
     assert again == first and again is not first
+
+
+def test_encodes_that_come_together_are_handed_over_together_so_the_longest_goes_first() -> None:
+    """Three panes send their encodes of a new text one after the other: the reader gives them
+    to the serving loop at once, so the first to go is the most costly, not the first to come."""
+    from tokviz.core.encode_server import TextRef, _burst, _LastText, _Requests, text_message
+
+    parent, child = multiprocessing.Pipe()
+    requests, texts = _Requests(threads=1), _LastText()
+    parent.send(text_message(1, "a text"))
+    for key in (1, 2, 3):
+        parent.send(("encode", key, 1, TextRef(1), SpecialPolicy(), False))
+    parent.send(("drop", 9))
+    # all of them are in the pipe already; no limit on the gathering's length, which a loaded
+    # machine could otherwise reach between two reads
+    assert _burst(child, texts, max_s=3600.0) == []  # the text: kept, not a request
+    burst = _burst(child, texts, max_s=3600.0)
+    assert [m[0] for m in burst] == ["encode"] * 3 + ["drop"] and not child.poll()
+    assert all(m[3] == "a text" for m in burst[:3])  # the text each TextRef named
+    requests.put(*burst)
+    spec_of = {1: "cl100k_base", 2: "mistral-7b-v0.1", 3: "qwen"}
+    rate = {"cl100k_base": 1.0, "mistral-7b-v0.1": 3.0, "qwen": 1.0}
+    assert requests.get(spec_of, lambda m: len(m[3]) * rate[spec_of[m[1]]])[1] == 2
+    parent.send(("drop", 5))
+    assert _burst(child, texts) == [("drop", 5)]  # not an encode: handed over at once
