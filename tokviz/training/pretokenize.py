@@ -194,7 +194,7 @@ def split_table(
     findall = compiled.findall
     fast = ascii_findall_bytes(compiled.pattern)
     ascii_chunks: Counter[bytes] = Counter()
-    for n, joined in table.batches(_BATCH):
+    for n, joined in table.batches(_BATCH, check):  # (checked while gathered, and while split)
         if check is not None:
             check()
         if fast is None:
