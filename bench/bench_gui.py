@@ -112,11 +112,13 @@ class GuiStages:
     lines. Wraps the methods of the classes (a benchmark's probe; the app itself is unchanged)."""
 
     def __init__(self) -> None:
+        from tokviz.gui.compare.editor import InputEditor
         from tokviz.gui.compare.pane import TokenPane
         from tokviz.gui.compare.token_view import TokenView
 
         self.calls: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for cls, name in ((TokenPane, "_on_finished"), (TokenView, "_layout_slice"), (TokenView, "_line_pixmap")):
+        for cls, name in ((TokenPane, "_on_finished"), (TokenView, "_layout_slice"), (TokenView, "_line_pixmap"),
+                          (InputEditor, "_fill_step")):
             self._wrap(cls, name)
 
     def _wrap(self, cls, name: str) -> None:
@@ -128,7 +130,7 @@ class GuiStages:
             try:
                 return original(obj, *args, **kwargs)
             finally:
-                owner = getattr(obj, "spec", None) or getattr(obj.parent(), "spec", "?")
+                owner = getattr(obj, "spec", None) or getattr(obj.parent(), "spec", None) or type(obj).__name__
                 calls.setdefault((owner, name), []).append((t, time.perf_counter()))
 
         setattr(cls, name, timed)
