@@ -285,3 +285,35 @@ def test_encodes_that_come_together_are_handed_over_together_so_the_longest_goes
     assert requests.get(spec_of, lambda m: len(m[3]) * rate[spec_of[m[1]]])[1] == 2
     parent.send(("drop", 5))
     assert _burst(child, texts) == [("drop", 5)]  # not an encode: handed over at once
+
+
+def test_an_encode_never_goes_ahead_of_its_own_panes_earlier_cancel() -> None:
+    """The cancel of pane 2's previous encode came after that encode was answered, and pane 2's
+    next encode (the most costly one waiting) after it. Taken first, that encode saw the cancel
+    waiting, was answered `superseded` and never done: the pane had no result and waited for
+    none. The cancel goes first; the encode after it is not superseded."""
+    from tokviz.core.encode_server import _Requests
+
+    requests = _Requests(threads=2)
+    spec_of = {1: "cl100k_base", 2: "mistral-7b-v0.1"}
+    requests.put(("encode", 1, 1, "x" * 100, None, False), ("cancel", 2), ("encode", 2, 5, "x" * 100, None, False))
+
+    def cost(message):
+        return len(message[3]) * (3.0 if message[1] == 2 else 1.0)
+
+    first = requests.get(spec_of, cost)
+    assert first[:2] == ("encode", 1)  # pane 2's encode waits for its cancel
+    requests.hold(1, "cl100k_base")
+    assert requests.get(spec_of, cost) == ("cancel", 2)
+    encode = requests.get(spec_of, cost)
+    assert encode[:3] == ("encode", 2, 5) and not requests.newer_encode(2)  # done, not superseded
+
+
+def test_a_drop_goes_ahead_and_takes_its_panes_waiting_load() -> None:
+    from tokviz.core.encode_server import _Requests
+
+    requests = _Requests()
+    requests.put(("load", 1, "cl100k_base"), ("load", 2, "qwen"), ("drop", 2))
+    assert requests.get() == ("drop", 2)
+    assert requests.get() == ("load", 1, "cl100k_base")
+    assert not requests._items

@@ -182,11 +182,14 @@ class _Requests:
         never used by two threads at once), and no encode while every encode thread is at work.
         When that first request is an encode, the waiting encode of the highest `cost` goes
         instead (the longest first: the panes finish together rather than one slow vocabulary
-        starting last). A drop takes its pane's waiting load with it."""
+        starting last). A pane's requests go in the order they came, the longest first among the
+        first of each pane only: an encode that went ahead of its own pane's earlier cancel (of
+        the encode before it) was superseded by that cancel and never done, and its pane was
+        left with no result. A drop goes ahead, and takes its pane's waiting load with it."""
         spec_of = spec_of or {}
         with self._cond:
             while True:
-                ready = [i for i, m in enumerate(self._items) if self._may_go(m, spec_of)]
+                ready = [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)]
                 if ready:
                     break
                 self._cond.wait()
@@ -198,6 +201,17 @@ class _Requests:
             if message[0] == "drop":
                 self._items = [m for m in self._items if not (m[0] == "load" and m[1] == message[1])]
             return message
+
+    def _first_of_each_key(self) -> list[int]:
+        """The indices of the requests no earlier request of the same pane waits before (a drop
+        waits for nothing), in order."""
+        seen: set[int] = set()
+        first = []
+        for i, m in enumerate(self._items):
+            if m[0] == "drop" or m[1] not in seen:
+                first.append(i)
+            seen.add(m[1])
+        return first
 
     def _may_go(self, message: tuple[Any, ...], spec_of: Mapping[int, str]) -> bool:
         kind, key = message[0], message[1]
