@@ -73,3 +73,31 @@ def test_empty_and_short_texts(vocab):
 def test_window_must_hold_two_overlaps(vocab):
     with pytest.raises(ValueError, match="twice the overlap"):
         list(encode_stream(vocab("cl100k_base"), ["x"], window=100, overlap=60))
+
+
+@pytest.mark.parametrize("name", ["mistral-7b-v0.1", "botchan-bpe-1k", "cl100k_base", "kyoto-ja-unigram-8k"])
+@pytest.mark.parametrize("special", ["none", "all"])
+def test_a_text_encoded_whole_in_windows_has_every_token_of_one_encode(vocab, name, special, monkeypatch):
+    """`encode_whole` cuts a text longer than the tokenizer's `encode_window` into windows and
+    joins them: the same tokens (ids, bytes, kinds, pieces, spans) as one encode, and n_bytes."""
+    from tokviz.core.columns import TokenColumns
+    from tokviz.core.stream import encode_whole
+
+    tok = vocab(name)
+    policy = {"allowed_special": "all"} if special == "all" else {}
+    text = "".join(tricky_text(seed) for seed in range(4))
+    whole = tok.encode_columns(text, **policy)
+    window = None if tok.scores_whole_text else 1600
+    monkeypatch.setattr(type(tok), "encode_window", property(lambda self: window))
+    cut = encode_whole(tok, text, **policy)
+    assert list(TokenColumns(cut)) == list(TokenColumns(whole))
+    assert cut.n_bytes == whole.n_bytes
+    used = {whole.uniques[k] for k in set(whole.key_index.tolist())}
+    assert {cut.uniques[k] for k in set(cut.key_index.tolist())} == used
+    assert len(cut.uniques) <= len(whole.uniques)  # each distinct token once
+
+
+def test_sentencepiece_bpe_is_encoded_in_windows_and_unigram_whole(vocab):
+    assert vocab("mistral-7b-v0.1").encode_window == 1 << 17
+    assert vocab("kyoto-ja-unigram-8k").encode_window is None  # its ties depend on the whole text
+    assert vocab("cl100k_base").encode_window is None  # one call is fastest

@@ -46,6 +46,7 @@ megabytes of spaces) makes the window as large as that run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 import numpy as np
 
@@ -166,6 +167,58 @@ def encode_stream(
         text.drop_before(next_start)
         cur, start, end, first = nxt, next_start, next_end, i_next
     yield _part(cur, first, len(cur))
+
+
+def encode_whole(
+    tokenizer: Tokenizer,
+    text: str,
+    *,
+    allowed_special: AllowedSpecial = frozenset(),
+    disallowed_special: DisallowedSpecial = (),
+) -> EncodedColumns:
+    """`tokenizer.encode_columns(text)`: the same tokens (ids, bytes, spans), encoded window by
+    window where the text is longer than the tokenizer's `encode_window` (faster there), else in
+    one call. Windowed, the distinct tokens may be listed in another order (`joined`).
+
+    >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+    >>> tok = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
+    >>> encode_whole(tok, "ab ba ab").ids.tolist() == tok.encode_ids("ab ba ab")
+    True
+    """
+    window = tokenizer.encode_window
+    if window is None or len(text) <= window:
+        return tokenizer.encode_columns(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+    parts = list(encode_stream(tokenizer, [text], allowed_special=allowed_special,
+                               disallowed_special=disallowed_special, window=window,
+                               overlap=min(OVERLAP, window // 4)))
+    return joined(parts, len(text.encode("utf-8", "surrogatepass")))
+
+
+def joined(parts: list[EncodedColumns], n_bytes: int) -> EncodedColumns:
+    """The parts `encode_stream` yields as one text's columns (of `n_bytes` bytes): each part's
+    keys point into its own window's `uniques`, the joined keys into one list of the distinct
+    tokens, in the order they first occur."""
+    if len(parts) == 1:
+        return replace(parts[0], n_bytes=n_bytes)
+    uniques: list[tuple[int, bytes, str, str]] = []
+    index: dict[tuple[int, bytes], int] = {}
+    keys = []
+    for part in parts:
+        used = np.unique(part.key_index)
+        local = np.zeros(len(part.uniques), dtype=np.int64)
+        for k in used.tolist():
+            u = part.uniques[k]
+            at = index.get((u[0], u[1]))
+            if at is None:
+                at = index[(u[0], u[1])] = len(uniques)
+                uniques.append(u)
+            local[k] = at
+        keys.append(local[part.key_index])
+    return EncodedColumns(
+        np.concatenate([p.ids for p in parts]), np.concatenate([p.byte_starts for p in parts]),
+        np.concatenate([p.byte_ends for p in parts]), np.concatenate([p.starts for p in parts]),
+        np.concatenate([p.ends for p in parts]), np.concatenate(keys), uniques, n_bytes,
+    )
 
 
 def _agreeing_cut(a: EncodedColumns, b: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:

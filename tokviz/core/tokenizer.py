@@ -458,6 +458,13 @@ class Tokenizer(abc.ABC):
         cannot be encoded window by window with the same result (`tokviz.core.stream`)."""
         return False
 
+    @property
+    def encode_window(self) -> int | None:
+        """The number of characters above which a text is encoded faster window by window
+        (`tokviz.core.stream.encode_whole`, the same tokens as one encode), where the library's
+        own encode takes more than linear time; None where one call is fastest."""
+        return None
+
     # -- for backends -------------------------------------------------------------------------
 
     def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
