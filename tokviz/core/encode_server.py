@@ -370,23 +370,16 @@ class _Server:
         return len(text) * self.rate.get(spec, 0.0) if spec is not None and isinstance(text, str) else 0.0
 
     def _measure(self, spec: str, tokenizer: Tokenizer) -> None:
-        """Time an encode of the shipped samples (about 16k characters of many scripts) repeated
-        `SAMPLE_REPEATS` times, after one of them alone (which fills the vocabulary's per-id
-        caches for the ids most texts use), so the first large encodes of several panes go in
-        the order of their cost. Timed once, the samples made a tiktoken vocabulary look slower
-        than mistral's sentencepiece (about 500 against 400 ns a character: a 16k text's time is
-        mostly the per-call and per-distinct-id work), and mistral's 1 MB encode, the slowest by
-        far (0.5 s against 0.15-0.25), went third. At eight times the samples the order is that
-        of a 1 MB text (three loads of four: cl100k 230-343, o200k 151-266, qwen 179-196,
-        mistral 350-458 ns a character; 31-73 ms each)."""
+        """Time an encode of the shipped samples (about 16k characters of many scripts), so the
+        first large encodes of several panes go in the order of their cost; it also fills the
+        vocabulary's per-id caches for the ids most texts use."""
         text = _sample_text()
+        began = time.perf_counter()
         try:
             encode(tokenizer, text, SpecialPolicy())
-            began = time.perf_counter()
-            encode(tokenizer, text * SAMPLE_REPEATS, SpecialPolicy())
         except Exception:  # noqa: BLE001 (the order of encodes is a nicety; its error is the encode's)
             return
-        self.rate[spec] = (time.perf_counter() - began) / max(len(text) * SAMPLE_REPEATS, 1)
+        self.rate[spec] = (time.perf_counter() - began) / max(len(text), 1)
 
     def send(self, reply: tuple[Any, ...]) -> None:
         with self._send_lock:
@@ -441,10 +434,6 @@ class _Server:
         if len(text) >= 1 << 14:
             self.rate[self.spec_of[key]] = (done - began) / len(text)
         return ("superseded", key, gen) if self.requests.newer_encode(key) else ("done", key, gen, cols)
-
-
-#: how many times the samples are repeated in the encode that rates a vocabulary's speed
-SAMPLE_REPEATS = 8
 
 
 @functools.cache

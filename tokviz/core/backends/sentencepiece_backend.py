@@ -289,7 +289,10 @@ class SentencePieceTokenizer(Tokenizer):
 
     @property
     def scores_whole_text(self) -> bool:
-        return self.sentencepiece.model_type == "unigram"
+        # from the model's header, not `sentencepiece` (every piece and score as Python objects:
+        # 5-6 MiB for mistral's 32k pieces, which an encode in the tokenizer process never needs)
+        info = self.model_info
+        return (info.model_type if info is not None else _model_type(self.sp)) == "unigram"
 
     @property
     def encode_window(self) -> int | None:
