@@ -118,8 +118,10 @@ def encode_stream(
     """Yield the tokens of the text `blocks` spell, in order, as columns with spans on the whole
     text; together they are exactly `tokenizer.encode_columns("".join(blocks))`'s tokens.
 
-    Each yielded part's `key_index` points into its own `uniques`; its `n_bytes` is the byte
-    offset where the part ends. A disallowed special token raises ValueError as `encode` does
+    `window` is the tokenizer's `encode_window` by default (where it encodes faster in windows),
+    else `WINDOW`; `overlap` is `OVERLAP`, or a quarter of a smaller window. Each yielded part's
+    `key_index` points into its own `uniques`; its `n_bytes` is the byte offset where the part
+    ends. A disallowed special token raises ValueError as `encode` does
     (possibly after earlier parts were yielded).
 
     >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
@@ -129,8 +131,8 @@ def encode_stream(
     >>> len(parts) > 1, [i for p in parts for i in p.ids.tolist()] == tok.encode_ids(text)
     (True, True)
     """
-    window = window or WINDOW
-    overlap = overlap or OVERLAP
+    window = window or tokenizer.encode_window or WINDOW
+    overlap = overlap or min(OVERLAP, window // 4)
     if window < 2 * overlap or overlap < 8:
         raise ValueError("window must be at least twice the overlap, and the overlap at least 8")
     text = _Text(blocks)
@@ -189,8 +191,7 @@ def encode_whole(
     if window is None or len(text) <= window:
         return tokenizer.encode_columns(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
     parts = list(encode_stream(tokenizer, [text], allowed_special=allowed_special,
-                               disallowed_special=disallowed_special, window=window,
-                               overlap=min(OVERLAP, window // 4)))
+                               disallowed_special=disallowed_special))
     return joined(parts, len(text.encode("utf-8", "surrogatepass")))
 
 

@@ -269,9 +269,16 @@ class SentencePieceTokenizer(Tokenizer):
     # -- capabilities -----------------------------------------------------------------------------
 
     @functools.cached_property
+    def model_type(self) -> str:
+        """The model type from the model's header (the whole `sentencepiece` model, every piece
+        and score as Python objects, is 5-6 MiB for mistral's 32k pieces: not built for this)."""
+        info = self.model_info
+        return info.model_type if info is not None else _model_type(self.sp)
+
+    @functools.cached_property
     def sentencepiece(self) -> SentencePieceModel:
         info = self.model_info
-        model_type = info.model_type if info is not None else _model_type(self.sp)
+        model_type = self.model_type
         sp, ids = self.sp, list(range(self._size))
         types = info.piece_types if info is not None else list(map(self.piece_type, ids))
         return SentencePieceModel(
@@ -289,10 +296,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     @property
     def scores_whole_text(self) -> bool:
-        # from the model's header, not `sentencepiece` (every piece and score as Python objects:
-        # 5-6 MiB for mistral's 32k pieces, which an encode in the tokenizer process never needs)
-        info = self.model_info
-        return (info.model_type if info is not None else _model_type(self.sp)) == "unigram"
+        return self.model_type == "unigram"
 
     @property
     def encode_window(self) -> int | None:
