@@ -34,14 +34,14 @@ def load() -> str:
     return Path("/proc/loadavg").read_text().split()[0]
 
 
-def command(job: str, corpus: Path, out_dir: Path) -> tuple[list[str], Path | None]:
+def command(job: str, corpus: Path, out_dir: Path, tokenizer: str = "cl100k_base") -> tuple[list[str], Path | None]:
     """The tokviz arguments for a job, and the file it reads on stdin (None: none)."""
     if job == "encode":
-        return ["encode", "-t", "cl100k_base", "--color", "never"], corpus
+        return ["encode", "-t", tokenizer, "--color", "never"], corpus
     if job == "encode-json":
-        return ["encode", "-t", "cl100k_base", "--json"], corpus
+        return ["encode", "-t", tokenizer, "--json"], corpus
     if job == "stats":
-        return ["stats", "-t", "cl100k_base", str(corpus)], None
+        return ["stats", "-t", tokenizer, str(corpus)], None
     if job == "train":
         return ["train", str(corpus), "-o", str(out_dir / "vocab"), "--vocab-size", "32768"], None
     raise ValueError(job)
@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--mb", type=int, help="input size (default: encode 50, stats 100, train 200)")
     ap.add_argument("--base", type=Path, help="another source tree to compare with (before a change)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("-t", "--tokenizer", default="cl100k_base", help="the vocabulary of encode and stats")
     args = ap.parse_args()
     default_mb = {"encode": 50, "encode-json": 50, "stats": 100, "train": 200}
     trees = [("this", ROOT)] + ([("base", args.base.resolve())] if args.base else [])
@@ -101,7 +102,7 @@ def main() -> None:
         for _ in range(args.repeat):
             for name, tree in trees:  # interleaved
                 with tempfile.TemporaryDirectory() as out_dir:
-                    argv, stdin = command(job, corpus, Path(out_dir))
+                    argv, stdin = command(job, corpus, Path(out_dir), args.tokenizer)
                     before = load()
                     r = run(tree, argv, stdin)
                 r["load"] = f"{before}->{load()}"

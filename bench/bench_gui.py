@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     text = mixed_text(args.mb)
     meter = StallMeter()
     meter.start()
-    cpu0 = cpu_seconds(process_tree())
+    cpu0 = {pid: cpu_seconds([pid]) for pid in process_tree()}
     t0 = time.perf_counter()
     window.set_text(text)  # the paste: editor text, then every pane's worker is asked
     paste_s = time.perf_counter() - t0
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     settled: dict[int, float] = {}  # a second after the last layout: what the app goes on holding
     proportional: dict[int, float] = {}  # the same processes' PSS then
     peak = [0.0]
-    cpu: list[float] = []
+    cpu: list[tuple[int, float]] = []  # (pid, CPU seconds since the paste)
 
     def poll() -> None:
         now = time.perf_counter() - t0
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
             times["laid out"] = now
             tree = process_tree()
             memory.update(tree)  # before the quit, which stops the panes' processes
-            cpu.append(cpu_seconds(tree) - cpu0)
+            cpu.extend((pid, cpu_seconds([pid]) - cpu0.get(pid, 0.0)) for pid in tree)
             QTimer.singleShot(1000, settle)  # keep measuring a little after the last layout
 
     def settle() -> None:
@@ -242,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
               f"other programs' too) 1 s later: {sum(proportional.values()):.0f} MiB "
               f"(this one {proportional.get(os.getpid(), 0):.0f} MiB; others {others})")
     if cpu:
-        print(f"CPU from the paste to the last layout, all processes: {cpu[0]:.2f} s")
+        others = ", ".join(f"{c:.2f}" for pid, c in cpu if pid != os.getpid())
+        print(f"CPU from the paste to the last layout, all processes: {sum(c for _, c in cpu):.2f} s "
+              f"(this one {dict(cpu).get(os.getpid(), 0.0):.2f} s; others {others})")
     worst = sorted((ga for ga in zip(meter.gaps, meter.at) if ga[1] <= end + 0.05), reverse=True)[:5]
     print("longest gaps (ms, ended at s after the paste):",
           ", ".join(f"{g:.0f} @ {a - t0:.2f}" for g, a in worst))

@@ -28,8 +28,8 @@ def analysis_dict(paths, tokenizers, options):
     return d
 
 
-@pytest.mark.parametrize("names", [("cl100k_base", "qwen"), ("mistral-7b-v0.1", "kyoto-ja-unigram-8k"),
-                                   ("deepseek-v3", "ggml-vocab-llama-spm")])
+@pytest.mark.parametrize("names", [("cl100k_base", "qwen"), ("mistral-7b-v0.1", "botchan-bpe-1k"),
+                                   ("deepseek-v3", "ggml-vocab-llama-spm"), ("kyoto-ja-unigram-8k",)])
 @pytest.mark.parametrize("special", ["none", "all"])
 def test_blocks_give_the_whole_texts_statistics(vocab, tmp_path, monkeypatch, names, special):
     tokenizers = [vocab(n) for n in names]
@@ -39,8 +39,9 @@ def test_blocks_give_the_whole_texts_statistics(vocab, tmp_path, monkeypatch, na
     whole = analysis_dict([tmp_path], tokenizers, options)
     monkeypatch.setattr(stats, "LARGE_FILE_BYTES", 0)
     monkeypatch.setattr(large_text, "BLOCK_BYTES", 101)
-    monkeypatch.setattr(stream, "WINDOW", 1500)
-    monkeypatch.setattr(stream, "OVERLAP", 200)
+    if not any(t.scores_whole_text for t in tokenizers):  # a unigram text is exact within a window
+        monkeypatch.setattr(stream, "WINDOW", 1500)
+        monkeypatch.setattr(stream, "OVERLAP", 200)
     blocked = analysis_dict([tmp_path], tokenizers, options)
     assert blocked == whole  # tokens per script too: summed as whole numbers
 
@@ -65,3 +66,12 @@ def test_skipped_reasons_are_the_whole_reads(vocab, tmp_path, monkeypatch, data,
     assert stats.read_text_file(path).reason == reason
     monkeypatch.setattr(large_text, "BLOCK_BYTES", 100)
     assert LargeText(path).problem().reason == reason
+
+
+def test_a_file_over_a_megabyte_is_counted_in_blocks(tmp_path):
+    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
+    small.write_bytes(b"a" * stats.LARGE_FILE_BYTES)
+    large.write_bytes(b"a" * (stats.LARGE_FILE_BYTES + 1))
+    assert stats.LARGE_FILE_BYTES <= 1 << 20
+    assert isinstance(stats._read_file(small), str)
+    assert isinstance(stats._read_file(large), LargeText)

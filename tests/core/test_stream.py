@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from tokviz.core.stream import encode_stream
+from tokviz.core.stream import StreamWarning, encode_stream
 
 VOCABS = [
     "cl100k_base", "o200k_base", "qwen", "llama3", "tokviz-samples",  # tiktoken / trained
@@ -40,20 +40,43 @@ def test_stream_equals_whole_encode(vocab, name, special):
     text = tricky_text(len(name))
     whole = tok.encode_columns(text, **policy)
     blocks = [text[i : i + 333] for i in range(0, len(text), 333)]
-    parts = list(encode_stream(tok, blocks, window=1200, overlap=160, **policy))
-    assert len(parts) > 1 or tok.scores_whole_text
+    window = 1 << 20 if tok.scores_whole_text else 1200  # a unigram text is exact within a window
+    parts = list(encode_stream(tok, blocks, window=window, overlap=160, **policy))
+    assert len(parts) == 1 if tok.scores_whole_text else len(parts) > 1
     for column in ("ids", "starts", "ends", "byte_starts", "byte_ends"):
         assert joined(parts, column).tolist() == getattr(whole, column).tolist(), column
     data = [p.uniques[k][1] for p in parts for k in p.key_index.tolist()]
     assert data == [whole.uniques[k][1] for k in whole.key_index.tolist()]
 
 
-def test_unigram_is_one_window_since_ties_depend_on_the_whole_text(vocab):
+def test_only_unigram_scores_the_whole_text(vocab):
     # kyoto's `....` is `.` + `...` or `...` + `.`, the same score; which one wins depends on the
     # rounding of the score summed from the start
     assert vocab("kyoto-ja-unigram-8k").scores_whole_text
     assert not vocab("mistral-7b-v0.1").scores_whole_text
     assert not vocab("cl100k_base").scores_whole_text
+
+
+def test_a_unigram_text_longer_than_a_window_is_cut_with_a_warning(vocab):
+    """One sentencepiece call on a long unigram text holds memory in proportion to it: past one
+    window it is cut all the same, said once, and its tokens still spell the text, in order."""
+    tok = vocab("kyoto-ja-unigram-8k")
+    text = "".join(tricky_text(seed) for seed in range(3))
+    with pytest.warns(StreamWarning, match="kyoto-ja-unigram-8k is a unigram model") as caught:
+        parts = list(encode_stream(tok, [text], window=1200, overlap=160))
+    assert len(parts) > 3 and len(caught) == 1
+    starts, ends = joined(parts, "starts"), joined(parts, "ends")
+    assert starts[0] == 0 and ends[-1] == len(text) and (starts[1:] >= starts[:-1]).all()
+    whole = tok.encode_columns(text)
+    assert abs(len(starts) - len(whole)) <= len(whole) // 100  # the same cut but where two score alike
+
+
+def test_a_unigram_text_within_a_window_is_one_call_without_a_warning(vocab, recwarn):
+    tok = vocab("kyoto-ja-unigram-8k")
+    text = tricky_text(5)
+    [part] = encode_stream(tok, [text[:1000], text[1000:]], window=len(text) + 1, overlap=160)
+    assert part.ids.tolist() == tok.encode_columns(text).ids.tolist()
+    assert not [w for w in recwarn if issubclass(w.category, StreamWarning)]
 
 
 def test_disallowed_special_raises_as_the_whole_encode_does(vocab):

@@ -37,6 +37,7 @@ from tokviz.analysis.large_text import LargeText, count_text, count_tokens
 from tokviz.core.cancel import check
 from tokviz.core.columns import TokenColumns
 from tokviz.core.scripts import SCRIPTS, char_classes
+from tokviz.core.stream import encode_whole
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, sanitize
 from tokviz.core.walk import Skipped, collect_files
@@ -362,8 +363,8 @@ def _analyze(
         counts = {}
         for tokenizer, total_ in zip(tokenizers, totals):
             check(cancel, "analysis")
-            tokens = TokenColumns(tokenizer.encode_columns(
-                text, allowed_special=options.policy.allowed_special,
+            tokens = TokenColumns(encode_whole(
+                tokenizer, text, allowed_special=options.policy.allowed_special,
                 disallowed_special=options.policy.disallowed_special,
             ))
             total_.add(text, tokens, classes, options.limit)
@@ -389,8 +390,11 @@ def _analyze(
     return Analysis(text_stats, results, baseline, options, files, skipped)
 
 
-#: files larger than this are counted in blocks (`large_text`), not read whole
-LARGE_FILE_BYTES = 16 << 20
+#: files larger than this are counted in blocks (`large_text`), not read whole: one encode of a
+#: whole file holds every token's columns at once, and the library's own state besides (`tokviz
+#: stats` on a 10 MB file peaked at 861 MB with cl100k and 912 MB with mistral read whole, at
+#: 230 and 105 MB in blocks, with the same output)
+LARGE_FILE_BYTES = 1 << 20
 
 
 def _read_file(path: Path) -> str | LargeText | Skipped:

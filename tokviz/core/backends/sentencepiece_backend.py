@@ -304,7 +304,7 @@ class SentencePieceTokenizer(Tokenizer):
         BPE: 238 ns a character for 16k characters, 484 for 750k in one call, 226 in calls of
         16k). A 1 MB text (`bench/bench_gui.py`'s) in windows of 128k characters: 0.26-0.27 s
         of sentencepiece against 0.38-0.44 in one call; the whole encode with its columns,
-        0.48-0.54 s against 0.59-0.66. A unigram model is not cut (`scores_whole_text`)."""
+        0.48-0.54 s against 0.59-0.66. A unigram model is encoded in one call (`scores_whole_text`)."""
         return None if self.scores_whole_text else 1 << 17
 
     def specials_added(self, text: str) -> SpecialsAdded:
