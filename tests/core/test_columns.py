@@ -57,7 +57,7 @@ SPANS_TEXT = "Héllo  WORLD ﬁn ｈｉ 根 안녕 👋🏽 <|endoftext|>\r\n\te
 def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
     """Byte-level BPE byte spans always meet; SentencePiece's char spans of fragments overlap, and
     BERT's normalisation and llama-spm's leave gaps: only pairs that meet are shared."""
-    from tokviz.core.columns import PatchedEnds, share_bounds
+    from tokviz.core.columns import PatchedEnds, RunningColumn, share_bounds
     from tokviz.core.encode_server import compact, encode
     from tokviz.core.tokenizer import SpecialPolicy
 
@@ -72,10 +72,14 @@ def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
             if isinstance(end, PatchedEnds):  # char ends, most meeting: the bounds and the others
                 size = end.dtype.itemsize
                 assert a == "starts" and not meet and 0 < len(end.at) * (4 + size) < len(end) * size
+            elif isinstance(end, RunningColumn):  # byte spans that meet: added up from the key column
+                assert a == "byte_starts" and meet and start.bounds is end.bounds
+                assert len(end.bounds.at) * 16 <= len(end)  # the tokens not as long as their bytes
             else:
                 assert (start.base is not None and start.base is end.base) == meet, (name, a)
             assert start.tolist() == getattr(cols, a).tolist() and end.tolist() == getattr(cols, b).tolist()
-            assert start.dtype == getattr(cols, a).dtype and (not meet or not start.flags.writeable)
+            if not isinstance(end, RunningColumn):
+                assert start.dtype == getattr(cols, a).dtype and (not meet or not start.flags.writeable)
         assert list(TokenColumns(shared)) == list(TokenColumns(cols))
     assert TokenColumns(share_bounds(plain)) == tokenizer.encode_with(SPANS_TEXT, policy)
     byte_gaps = int((plain.byte_ends[:-1] != plain.byte_starts[1:]).sum())
@@ -117,3 +121,46 @@ def test_patched_ends_read_as_the_array_they_stand_for():
     assert list(patched)[:50] == ends[:50].tolist()
     with pytest.raises(IndexError):
         patched[5000]
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 5000])
+def test_running_bounds_read_as_the_arrays_they_stand_for(n):
+    """Byte bounds added up from the key column (and a few tokens longer or shorter than their
+    bytes, a dummy prefix's): every read the window makes of a byte column (an index, a negative
+    one, slices with steps, index arrays few and many, `np.asarray`, iteration) gives what the
+    plain arrays give, at both ends of every block of `STEP` bounds."""
+    from tokviz.core.columns import RunningBounds
+
+    rng = np.random.default_rng(n)
+    lengths = rng.integers(1, 9, 300)
+    key_index = rng.integers(0, 300, n).astype(np.uint16)
+    steps = lengths[key_index].copy()
+    odd = np.flatnonzero(rng.uniform(size=n) < 0.03)
+    steps[odd] += rng.integers(-1, 3, len(odd)).clip(-(steps[odd] - 0))
+    bounds = np.concatenate([[7], 7 + np.cumsum(steps)]).astype(np.int32)
+    running = RunningBounds.of(bounds, lengths, key_index)
+    assert running is not None
+    starts, ends = bounds[:-1], bounds[1:]
+    for column, plain in ((running.starts, starts), (running.ends, ends)):
+        assert len(column) == n and np.asarray(column).tolist() == plain.tolist() == column.tolist()
+        assert list(column) == plain.tolist()
+        for i in {0, n - 1, -1, -n, *range(0, n, 31), *range(1, n, 32), *odd[:20].tolist()}:
+            assert column[i] == plain[i], i
+        for sl in (slice(None), slice(3, 40), slice(n - 5, None), slice(None, None, 7), slice(40, 3, -3),
+                   slice(5, 5), slice(31, 33), slice(32, 64)):
+            assert column[sl].tolist() == plain[sl].tolist(), sl
+        for picks in (rng.integers(-n, n, 3), rng.integers(-n, n, n // 10 + 1), rng.integers(-n, n, n)):
+            assert column[picks].tolist() == plain[picks].tolist()
+        with pytest.raises(IndexError):
+            column[n]
+        with pytest.raises(IndexError):
+            column[np.array([0, n])]
+
+
+def test_bounds_unlike_their_tokens_bytes_stay_an_array():
+    from tokviz.core.columns import RunningBounds
+
+    key_index = np.arange(64) % 4
+    lengths = np.array([1, 2, 3, 4])
+    bounds = np.arange(65) * 2  # every token 2 bytes long: most are not as long as their bytes
+    assert RunningBounds.of(bounds, lengths, key_index) is None

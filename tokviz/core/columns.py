@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -27,7 +27,7 @@ class EncodedColumns:
     keep); `ids` then makes it when read."""
 
     _ids: np.ndarray | None
-    byte_starts: np.ndarray
+    byte_starts: np.ndarray  # or a `RunningColumn`, indexed as an array is (`share_bounds`)
     byte_ends: np.ndarray
     starts: np.ndarray
     ends: np.ndarray | PatchedEnds  # indexed as an array is (`share_bounds`)
@@ -206,9 +206,11 @@ def columns_from_laid(parts: Sequence[Laid], info_for: Callable[[list[int]], Tok
 
 
 def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`(byte_starts, byte_ends, starts)` as arrays, free for `TokenColumns`, one pass otherwise."""
+    """`(byte_starts, byte_ends, starts)` as arrays, free for `TokenColumns` (made where a
+    column is kept otherwise, as `share_bounds` keeps them), one pass otherwise."""
     if isinstance(tokens, TokenColumns):
-        return tokens.cols.byte_starts, tokens.cols.byte_ends, tokens.cols.starts
+        c = tokens.cols
+        return np.asarray(c.byte_starts), np.asarray(c.byte_ends), np.asarray(c.starts)
     n = len(tokens)
     return (
         np.fromiter((t.byte_start for t in tokens), dtype=np.int64, count=n),
@@ -383,21 +385,168 @@ class PatchedEnds(PatchedColumn):
         return np.intp(lo)
 
 
+class RunningBounds:
+    """The bounds of spans that meet, kept as the lengths they add up from: bound 0 is where the
+    first span starts and bound i + 1 is bound i plus token i's length, the byte length of its
+    key's bytes (`lengths[key_index[i]]`), except at the sorted tokens `at`, whose span is
+    `delta` longer (a SentencePiece text's first token, whose bytes hold the dummy-prefix space
+    the text does not). Every `STEP`-th bound is kept, so one is read by adding at most `STEP`
+    lengths. A byte-level BPE's byte spans are exactly its tokens' bytes in a row: the key column
+    a pane keeps anyway gives them all, and the bounds' 4 bytes a token are not kept.
+
+    `starts` and `ends` are its two columns (`RunningColumn`), read as numpy arrays are.
+
+    >>> bounds = RunningBounds(3, np.array([2, 1, 4]), np.array([0, 2, 1, 0], dtype=np.uint16),
+    ...                        np.array([1]), np.array([5]))
+    >>> bounds.ends.tolist(), bounds.starts[1], bounds.ends[1:3].tolist(), bounds.starts[np.array([3, 0])].tolist()
+    ([5, 14, 15, 17], 5, [14, 15], [15, 3])
+    """
+
+    STEP = 32
+
+    def __init__(self, first: int, lengths: np.ndarray, key_index: np.ndarray, at: np.ndarray,
+                 delta: np.ndarray, *, kept: np.ndarray | None = None) -> None:
+        self.key_index = key_index
+        self.n = len(key_index)
+        self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+        self.at = np.ascontiguousarray(at, dtype=np.int64)
+        self.delta = np.ascontiguousarray(delta, dtype=np.int64)
+        if kept is None:  # every STEP-th bound, added up
+            steps = self.lengths[key_index]
+            steps[self.at] += self.delta
+            kept = np.concatenate([[first], first + np.cumsum(steps)])[:: self.STEP]
+        self.kept = np.ascontiguousarray(kept, dtype=np.int64)  # bound STEP * k
+        # one bound at a time through memoryviews (as `PatchedColumn` reads): ~5 us a bound, a
+        # token read one by one (`TokenColumns[i]`, a tooltip's) ~18 us against ~6 with arrays
+        self._keys = np.ascontiguousarray(key_index).data
+        self._kept, self._lengths = self.kept.data, self.lengths.data
+        self._at, self._delta = self.at.data, self.delta.data
+        self._delta_sums = np.concatenate([[0], np.cumsum(self.delta)])  # of the deltas before each of `at`
+        self.starts, self.ends = RunningColumn(self, 0), RunningColumn(self, 1)
+
+    @classmethod
+    def of(cls, bounds: np.ndarray, lengths: np.ndarray, key_index: np.ndarray) -> RunningBounds | None:
+        """`bounds` (n + 1 of them) kept as running lengths, or None where more than one token in
+        16 is not as long as its key's bytes (kept as an array, that is smaller)."""
+        n = len(key_index)
+        if len(bounds) != n + 1 or not n:
+            return None
+        own = lengths[key_index].astype(np.int64)
+        steps = np.diff(bounds.astype(np.int64))
+        at = np.flatnonzero(steps != own)
+        if len(at) * 16 > n:
+            return None
+        return cls(int(bounds[0]), lengths, key_index, at, steps[at] - own[at], kept=bounds[:: cls.STEP])
+
+    def bound(self, j: int) -> int:
+        """Bound `j` (0 <= j <= n)."""
+        lo = j - j % self.STEP
+        total: int = self._kept[j // self.STEP] + sum(map(self._lengths.__getitem__, self._keys[lo:j]))
+        at = self._at
+        if len(at):
+            a, b = bisect_left(at, lo), bisect_left(at, j)
+            total += sum(self._delta[a:b])
+        return total
+
+    def gather(self, js: np.ndarray) -> np.ndarray:
+        """Bounds `js` (each 0 <= j <= n), in numpy: each one's block of at most `STEP` lengths
+        is added up in one pass over all of them."""
+        k = js // self.STEP
+        lo = k * self.STEP
+        tokens = lo[:, None] + np.arange(self.STEP)  # (len(js), STEP): each bound's block
+        steps = self.lengths[self.key_index[np.minimum(tokens, self.n - 1)]]
+        total: np.ndarray = self.kept[k] + np.where(tokens < js[:, None], steps, 0).sum(axis=1)
+        if len(self.at):
+            total += self._delta_sums[np.searchsorted(self.at, js)] - self._delta_sums[np.searchsorted(self.at, lo)]
+        return total
+
+    def span(self, i: int, j: int) -> np.ndarray:
+        """Bounds `i` to `j - 1` (0 <= i <= j <= n + 1) as an array."""
+        if j <= i:
+            return np.zeros(0, dtype=np.int64)
+        k = i // self.STEP
+        lo = k * self.STEP
+        steps = self.lengths[self.key_index[lo : j - 1]]
+        a, b = bisect_left(self._at, lo), bisect_left(self._at, j - 1)
+        steps[self.at[a:b] - lo] += self.delta[a:b]
+        out = np.empty(j - lo, dtype=np.int64)
+        out[0] = self.kept[k]
+        np.cumsum(steps, out=out[1:])
+        out[1:] += out[0]
+        return out[i - lo :]
+
+
+class RunningColumn:
+    """The starts (`shift` 0: bounds 0 to n - 1) or ends (`shift` 1: bounds 1 to n) of a
+    `RunningBounds`, read as a numpy array is: an index gives a value, a slice or an index array
+    an array, `np.asarray` the whole column."""
+
+    ndim = 1
+    dtype = np.dtype(np.int64)
+
+    def __init__(self, bounds: RunningBounds, shift: int) -> None:
+        self.bounds, self.shift = bounds, shift
+
+    def __len__(self) -> int:
+        return self.bounds.n
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.bounds.n,)
+
+    def __getitem__(self, index: Any) -> Any:
+        n, shift = self.bounds.n, self.shift
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step != 1:
+                return self._whole()[index]
+            return self.bounds.span(start + shift, max(start, stop) + shift)
+        if isinstance(index, (np.ndarray, list)):
+            indices = np.asarray(index, dtype=np.int64)
+            if len(indices) > n // 8:  # many: one pass over the whole column
+                return self._whole()[indices]
+            if len(indices) and not ((-n <= indices) & (indices < n)).all():
+                raise IndexError("index out of range")
+            return self.bounds.gather(np.where(indices < 0, indices + n, indices) + shift)
+        given = int(index)
+        i = given + n if given < 0 else given
+        if not 0 <= i < n:
+            raise IndexError("index out of range")
+        return self.bounds.bound(i + shift)
+
+    def _whole(self) -> np.ndarray:
+        return self.bounds.span(self.shift, self.bounds.n + self.shift)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        whole = self._whole()
+        return whole if dtype is None else whole.astype(dtype)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[int]:
+        values: list[int] = self._whole().tolist()
+        return values
+
+
 def share_bounds(cols: EncodedColumns) -> EncodedColumns:
     """`cols` with each pair of span columns whose spans meet (every token ends where the next
     one starts, as a byte-level BPE's byte spans always do) made two views of one array of
     `n + 1` bounds: `starts = bounds[:-1]`, `ends = bounds[1:]`. Same values, 4 bytes a token
     less per pair; the views are read-only (a write into one would move the other's value).
     A pair where some spans do not meet (fragments of one character, normalised text) keeps
-    its starts as the bounds and its ends as `PatchedEnds`, where that is smaller.
+    its starts as the bounds and its ends as `PatchedEnds`, where that is smaller. Byte spans
+    that meet and are (nearly all) as long as their tokens' bytes, as a byte-level BPE's are,
+    keep no bounds at all: `RunningBounds` adds them up from the key column (4 bytes a token).
 
     Two tokens, bytes 0-2 and 2-3, both of character 0 (the fragments of one character):
 
     >>> ids, byte_starts, byte_ends, starts, ends = (np.array(v) for v in ([5, 6], [0, 2], [2, 3], [0, 0], [1, 1]))
-    >>> cols = EncodedColumns(ids, byte_starts, byte_ends, starts, ends, np.zeros(2), [], n_bytes=3)
+    >>> uniques = [(5, b"\\xea\\xb5", "fragment", ""), (6, b"\\xad", "fragment", "")]
+    >>> cols = EncodedColumns(ids, byte_starts, byte_ends, starts, ends, np.array([0, 1]), uniques, n_bytes=3)
     >>> shared = share_bounds(cols)
-    >>> shared.byte_starts.base is shared.byte_ends.base, shared.byte_ends.tolist(), type(shared.ends).__name__
-    (True, [2, 3], 'PatchedEnds')
+    >>> type(shared.byte_ends).__name__, shared.byte_ends.tolist(), type(shared.ends).__name__
+    ('RunningColumn', [2, 3], 'PatchedEnds')
     """
 
     def shared(starts: np.ndarray, ends: Any) -> tuple[np.ndarray, Any]:
@@ -414,7 +563,12 @@ def share_bounds(cols: EncodedColumns) -> EncodedColumns:
         return bounds[:-1], PatchedEnds(bounds, apart, ends[apart])
 
     byte_starts, byte_ends = shared(cols.byte_starts, cols.byte_ends)
-    if not isinstance(byte_ends, np.ndarray):  # byte ends stay an array (what `span_columns` gives)
+    if not isinstance(byte_ends, np.ndarray):  # byte ends that do not all meet stay an array
         byte_starts, byte_ends = cols.byte_starts, cols.byte_ends
+    elif byte_starts.base is not None and byte_starts.base is byte_ends.base:  # they meet
+        lengths = np.fromiter((len(u[1]) for u in cols.uniques), dtype=np.int64, count=len(cols.uniques))
+        running = RunningBounds.of(byte_starts.base, lengths, cols.key_index)
+        if running is not None:  # columns read as arrays are (typed as the arrays they stand for)
+            byte_starts, byte_ends = cast(np.ndarray, running.starts), cast(np.ndarray, running.ends)
     starts, ends = shared(cols.starts, cols.ends)
     return replace(cols, byte_starts=byte_starts, byte_ends=byte_ends, starts=starts, ends=ends)

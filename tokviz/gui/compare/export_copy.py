@@ -47,10 +47,11 @@ def chosen_tokens(source: CopySource) -> list[Token]:
     result = source.result
     if result is None:
         return []
-    chosen = source.view.selection
-    indices = chosen if len(chosen) else range(len(result.tokens))
+    chosen = source.view.selection  # a range
     tokens = result.tokens
-    return [tokens[i] for i in indices]
+    if not len(chosen):
+        return list(tokens)
+    return list(tokens[chosen.start:chosen.stop])  # a slice: its columns read once, not token by token
 
 
 def copy_text(source: CopySource, what: CopyWhat) -> str:

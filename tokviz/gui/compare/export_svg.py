@@ -187,11 +187,11 @@ def _line(view: TokenView, result: PaneResult, layout: TokenLayout, line: int, y
     main_base = y + (top_h - fonts.main.height()) / 2 + fonts.main.ascent()
     small_base = y + (top_h - fonts.small.height()) / 2 + fonts.small.ascent()
     limit = view.limit
-    for index, x in zip(rng, xs):
+    tokens = result.tokens[rng.start:rng.stop]  # the line's tokens in one read of the columns
+    for index, x, token in zip(rng, xs, tokens):
         cell = result.cells[index]
         w = float(result.widths[index])
         color = view.background(index)
-        token = result.tokens[index]
         out.append(f'<g class="token k-{cell.kind.value}" data-id="{token.id}">')
         out.append(f"<title>id {token.id}</title>")
         if cell.pill:
