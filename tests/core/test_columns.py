@@ -164,3 +164,20 @@ def test_bounds_unlike_their_tokens_bytes_stay_an_array():
     lengths = np.array([1, 2, 3, 4])
     bounds = np.arange(65) * 2  # every token 2 bytes long: most are not as long as their bytes
     assert RunningBounds.of(bounds, lengths, key_index) is None
+
+
+def test_tokens_read_by_slices_over_running_bounds_are_the_arrays_tokens(vocab):
+    """`TokenColumns` reads both byte columns of a `RunningBounds` at once (in Python for a few
+    tokens, with a token not as long as its bytes among them or not): the same tokens."""
+    from tokviz.core.columns import RunningColumn, share_bounds
+    from tokviz.core.encode_server import compact, encode
+    from tokviz.core.tokenizer import SpecialPolicy
+
+    tokenizer = vocab("mistral-7b-v0.1")
+    cols = compact(encode(tokenizer, SPANS_TEXT * 5, SpecialPolicy.parse("all")))
+    shared = share_bounds(cols)
+    assert isinstance(shared.byte_ends, RunningColumn) and len(shared.byte_ends.bounds.at)
+    plain, running = TokenColumns(cols), TokenColumns(shared)
+    n = len(plain)
+    for start, stop in [(0, 1), (0, 70), (1, 5), (30, 34), (31, 100), (n - 3, n), (0, n), (50, 50)]:
+        assert running[start:stop] == plain[start:stop], (start, stop)
