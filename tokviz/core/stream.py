@@ -32,15 +32,16 @@ crosses it). Tokens before `c` come from the first window, tokens from `c` on fr
   the agreement of two independently started windows over the middle region is the check, and
   where they disagree the cut is not made.
 * A unigram model (`Tokenizer.scores_whole_text`) is the exception. Its Viterbi search sums
-  float32 scores from the text's start and breaks ties between two cuts (`.` + `...` against
-  `...` + `.`) by their rounding, so a token can depend on text any distance before it. No cut
-  of such a text is proven safe, and a text within one window (`WINDOW`) is encoded in one call.
-  A longer one is still cut, with a `StreamWarning`: one sentencepiece call on it would hold
-  memory in proportion to it (a 30 MB text took 7.5 GB), and its summed scores grow past float32's
-  precision. In 5 MB of mixed text, 20 of 2,683,814 tokens differed from one call's with
-  botchan-unigram-1k and 4 of 3,927,120 with kyoto-ja-unigram-8k, the first ones 2 million tokens
-  in, and neither count did; at each difference the two cuts' scores summed to within 0.004
-  (`ku` + `d` against `k` + `ud`), and which one won was rounding.
+  scores from the text's start (sentencepiece in float32) and breaks ties between two cuts (`.` +
+  `...` against `...` + `.`) by their rounding, so a token can depend on text any distance before
+  it. No cut of such a text is proven safe, and a text within one window (`WINDOW`) is encoded in
+  one call. A longer one is still cut, with a `StreamWarning`: one call on it would hold memory in
+  proportion to it (`tokviz stats` of a 30 MB file in one window took 7.5 GB with
+  botchan-unigram-1k), and sentencepiece's summed scores grow past float32's precision. In 5 MB
+  of mixed text, 20 of 2,683,814 tokens differed from one call's with botchan-unigram-1k and 4
+  of 3,927,120 with kyoto-ja-unigram-8k, the first ones 2 million tokens in, and neither count
+  did; at each difference the two cuts' scores summed to within 0.004 (`ku` + `d` against `k` +
+  `ud`), and which one won was rounding.
 * Hugging Face `tokenizer.json`: the normalizer, the pre-tokenizer (regex splits, byte level,
   metaspace with its first-word prefix) and the model run per pre-token; the same agreement check
   guards the cut.
@@ -167,9 +168,8 @@ def encode_stream(
         if not warned:
             warnings.warn(StreamWarning(
                 f"{tokenizer.name} is a unigram model and this text is longer than {window:,} characters: "
-                "it is encoded window by window, not in one call (one would hold memory in proportion to "
-                "the text and sum its scores past float32's precision), so a token may differ from one "
-                "call's where two cuts score alike"), stacklevel=2)
+                "it is encoded window by window, not in one call (which would hold memory in proportion to "
+                "the text), so a token may differ from one call's where two cuts score alike"), stacklevel=2)
             warned = True
         next_start = end - overlap
         next_end = text.read_to(next_start + window)
