@@ -253,7 +253,28 @@ def with_tokens_around(cols: EncodedColumns, before: Sequence[Token], after: Seq
     )
 
 
-class PatchedColumn:
+class ArrayReads:
+    """What a column kept in another form reads as an array does from its whole (`_whole`):
+    `np.asarray`, iteration and `tolist`."""
+
+    ndim = 1
+
+    def _whole(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        whole = self._whole()
+        return whole if dtype is None else whole.astype(dtype)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[int]:
+        values: list[int] = self._whole().tolist()
+        return values
+
+
+class PatchedColumn(ArrayReads):
     """A column kept as another one patched at a few places: value i is `base[i]`, except at
     the sorted indices `at`, where it is `value`. Read as a numpy array is: an index gives a
     value, a slice or an index array an array, `np.asarray` the whole column. What a pane keeps
@@ -266,8 +287,6 @@ class PatchedColumn:
     >>> column[np.array([3, -4])].tolist(), column.dtype
     ([9, 70000], dtype('int64'))
     """
-
-    ndim = 1
 
     def __init__(self, base: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
         self.base = base
@@ -318,16 +337,6 @@ class PatchedColumn:
         whole: np.ndarray = self[0:len(self.base)]
         return whole
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        whole = self._whole()
-        return whole if dtype is None else whole.astype(dtype)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.tolist())
-
-    def tolist(self) -> list[int]:
-        values: list[int] = self._whole().tolist()
-        return values
 
 
 class PatchedEnds(PatchedColumn):
@@ -501,12 +510,11 @@ class RunningBounds:
         return out[i - lo :]
 
 
-class RunningColumn:
+class RunningColumn(ArrayReads):
     """The starts (`shift` 0: bounds 0 to n - 1) or ends (`shift` 1: bounds 1 to n) of a
     `RunningBounds`, read as a numpy array is: an index gives a value, a slice or an index array
     an array, `np.asarray` the whole column."""
 
-    ndim = 1
     dtype = np.dtype(np.int64)
 
     def __init__(self, bounds: RunningBounds, shift: int) -> None:
@@ -542,16 +550,6 @@ class RunningColumn:
     def _whole(self) -> np.ndarray:
         return self.bounds.span(self.shift, self.bounds.n + self.shift)
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        whole = self._whole()
-        return whole if dtype is None else whole.astype(dtype)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self.tolist())
-
-    def tolist(self) -> list[int]:
-        values: list[int] = self._whole().tolist()
-        return values
 
 
 def share_bounds(cols: EncodedColumns) -> EncodedColumns:
