@@ -46,7 +46,9 @@ def whole_output(tokenizers, text, special, *, as_json=False, color=False, visib
     ("--color", "never"), ("--color", "always", "--special", "all"), ("--json",), ("--json", "--special", "all"),
     ("--color", "never", "--no-whitespace"),
 ])
-def test_streamed_output_is_the_whole_text_output(vocab, small_blocks, tmp_path, capsys, name, options):
+def test_streamed_output_is_the_whole_text_output(vocab, small_blocks, tmp_path, capsys, monkeypatch, name, options):
+    if vocab(name).scores_whole_text:  # a unigram text is one call's within a window (tokviz.core.stream)
+        monkeypatch.setattr(stream, "WINDOW", 1 << 20)
     text = tricky_text(len(name) + len(options))
     path = tmp_path / "input.txt"
     path.write_bytes(text.encode())
@@ -99,3 +101,12 @@ def test_stdin_through_a_real_pipe():
     done = subprocess.run([sys.executable, "-m", "tokviz", "encode", "--color", "never", "-t", "cl100k_base"],
                           input=text.encode(), capture_output=True, check=True)
     assert done.stdout.decode().startswith("── cl100k_base") and "ids: " in done.stdout.decode()
+
+
+def test_a_unigram_text_longer_than_a_window_is_said_on_stderr_once(small_blocks, tmp_path, capsys):
+    path = tmp_path / "input.txt"
+    path.write_bytes("".join(tricky_text(seed) for seed in range(3)).encode())
+    assert main(["encode", "-t", "kyoto-ja-unigram-8k", "--file", str(path), "--color", "never"]) == 0
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and err.startswith("tokviz: warning: kyoto-ja-unigram-8k is a unigram model")
+    assert "window by window" in err and out

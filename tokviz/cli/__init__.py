@@ -20,6 +20,7 @@ from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, check_argument, one_line
 from tokviz.core.backends.panics import is_panic
 from tokviz.core.catalog_check import CatalogWarning
+from tokviz.core.stream import StreamWarning
 from tokviz.core.tokenizer import TokenizerError
 
 __all__ = ["CliError", "build_parser", "main"]
@@ -67,7 +68,8 @@ def run_command(args: argparse.Namespace) -> int:
     """
     prog = getattr(args, "prog", "tokviz")
     with warnings.catch_warnings():
-        warnings.simplefilter("default", CatalogWarning)  # once per message, as one line
+        for category in (CatalogWarning, StreamWarning):  # once per message, as one line
+            warnings.simplefilter("default", category)
         warnings.showwarning = _show_warning
         return _run(args, prog)
 
