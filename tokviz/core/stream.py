@@ -47,8 +47,8 @@ crosses it). Tokens before `c` come from the first window, tokens from `c` on fr
   guards the cut.
 
 Where no cut is found the window grows to the next one's end and the check is repeated, so the
-result is the whole encode's (a unigram model's aside); only text with no agreeing boundary anywhere (one run of
-megabytes of spaces) makes the window as large as that run.
+result is the whole encode's (a unigram model's aside); only text with no agreeing boundary
+anywhere (one run of megabytes of spaces) makes the window as large as that run.
 """
 
 from __future__ import annotations
