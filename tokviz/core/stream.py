@@ -40,8 +40,8 @@ crosses it). Tokens before `c` come from the first window, tokens from `c` on fr
   botchan-unigram-1k), and sentencepiece's summed scores grow past float32's precision. In 5 MB
   of mixed text, 20 of 2,683,814 tokens differed from one call's with botchan-unigram-1k and 4
   of 3,927,120 with kyoto-ja-unigram-8k, the first ones 2 million tokens in, and neither count
-  did; at each difference the two cuts' scores summed to within 0.004 (`ku` + `d` against `k` +
-  `ud`), and which one won was rounding.
+  did. At the first difference of each, the two cuts' scores summed to within 0.004 (`ku` + `d`
+  against `k` + `ud`), and one call had the better sum for kyoto but not for botchan.
 * Hugging Face `tokenizer.json`: the normalizer, the pre-tokenizer (regex splits, byte level,
   metaspace with its first-word prefix) and the model run per pre-token; the same agreement check
   guards the cut.
