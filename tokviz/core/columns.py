@@ -338,7 +338,6 @@ class PatchedColumn(ArrayReads):
         return whole
 
 
-
 class PatchedEnds(PatchedColumn):
     """A column of span ends kept as the spans' shared bounds and the ends that are not the
     next span's start: end i is `bounds[i + 1]`, except at the sorted indices `at`, where it is
@@ -412,26 +411,26 @@ class RunningBounds:
 
     `starts` and `ends` are its two columns (`RunningColumn`), read as numpy arrays are.
 
-    >>> bounds = RunningBounds(3, np.array([2, 1, 4]), np.array([0, 2, 1, 0], dtype=np.uint16),
-    ...                        np.array([1]), np.array([5]))
-    >>> bounds.ends.tolist(), bounds.starts[1], bounds.ends[1:3].tolist(), bounds.starts[np.array([3, 0])].tolist()
-    ([5, 14, 15, 17], 5, [14, 15], [15, 3])
+    Sixteen tokens; token 1 spans 9 bytes, its key's bytes are 4:
+
+    >>> keys = np.array([0, 2, 1] + [0] * 13, dtype=np.uint16)
+    >>> bounds = RunningBounds.of(np.array([3, 5, 14, 15, *range(17, 43, 2)]), np.array([2, 1, 4]), keys)
+    >>> bounds.at.tolist(), bounds.delta.tolist(), bounds.kept.tolist()
+    ([1], [5], [3])
+    >>> bounds.ends[:4].tolist(), bounds.starts[1], bounds.ends[-1], bounds.starts[np.array([3, 0])].tolist()
+    ([5, 14, 15, 17], 5, 41, [15, 3])
     """
 
     STEP = 32
 
-    def __init__(self, first: int, lengths: np.ndarray, key_index: np.ndarray, at: np.ndarray,
-                 delta: np.ndarray, *, kept: np.ndarray | None = None) -> None:
+    def __init__(self, kept: np.ndarray, lengths: np.ndarray, key_index: np.ndarray, at: np.ndarray,
+                 delta: np.ndarray) -> None:
         self.key_index = key_index
         self.n = len(key_index)
+        self.kept = np.ascontiguousarray(kept, dtype=np.int64)  # bound STEP * k
         self.lengths = np.ascontiguousarray(lengths, dtype=np.int64)
         self.at = np.ascontiguousarray(at, dtype=np.int64)
         self.delta = np.ascontiguousarray(delta, dtype=np.int64)
-        if kept is None:  # every STEP-th bound, added up
-            steps = np.take(self.lengths, key_index)
-            steps[self.at] += self.delta
-            kept = np.concatenate([[first], first + np.cumsum(steps)])[:: self.STEP]
-        self.kept = np.ascontiguousarray(kept, dtype=np.int64)  # bound STEP * k
         # one bound at a time through memoryviews (as `PatchedColumn` reads): ~5 us a bound, a
         # token read one by one (`TokenColumns[i]`, a tooltip's) ~18 us against ~6 with arrays
         self._keys = np.ascontiguousarray(key_index).data
@@ -452,7 +451,7 @@ class RunningBounds:
         at = np.flatnonzero(steps != own)
         if len(at) * 16 > n:
             return None
-        return cls(int(bounds[0]), lengths, key_index, at, steps[at] - own[at], kept=bounds[:: cls.STEP])
+        return cls(bounds[:: cls.STEP], lengths, key_index, at, steps[at] - own[at])
 
     def bound(self, j: int) -> int:
         """Bound `j` (0 <= j <= n)."""
@@ -549,7 +548,6 @@ class RunningColumn(ArrayReads):
 
     def _whole(self) -> np.ndarray:
         return self.bounds.span(self.shift, self.bounds.n + self.shift)
-
 
 
 def share_bounds(cols: EncodedColumns) -> EncodedColumns:
