@@ -7,9 +7,12 @@ Measures, offscreen:
   (b) the time from the paste until every pane is tokenized and its visible lines are drawn, and
       until every line is laid out,
   (c) resident memory of the app and every process it started, at the end and at its peak (sampled
-      every 50 ms; the headline sums RSS, which counts the libraries both processes map twice, so
-      the PSS sum a second later is printed too), and the CPU seconds they spent from the paste to
-      the end (what a noisy shared machine distorts least).
+      every 50 ms; the headline sums RSS, which counts a page once per mapping of it: the
+      libraries both processes map, and a font file the window maps once per FreeType face it
+      opens. So a second later the PSS sum is printed too, and, where /proc/PID/pagemap gives
+      physical frames (root), the resident pages of all the processes with each page counted
+      once), and the CPU seconds they spent from the paste to the end (what a noisy shared
+      machine distorts least).
 
 With --stages, also where each pane's time went: its request waiting in the tokenizer process,
 the encode, the reply landing in the pane's worker, the preparation of cells and widths, and the
@@ -27,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("TOKVIZ_DATA_DIR", str(ROOT / ".cache" / "tokviz"))
@@ -190,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     memory: dict[int, float] = {}
     settled: dict[int, float] = {}  # a second after the last layout: what the app goes on holding
     proportional: dict[int, float] = {}  # the same processes' PSS then
+    distinct: list[float | None] = []  # their resident pages then, each physical page once
     peak = [0.0]
     cpu: list[tuple[int, float]] = []  # (pid, CPU seconds since the paste)
 
@@ -211,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     def settle() -> None:
         settled.update(process_tree())
         proportional.update({pid: _pss_mb(pid) for pid in settled})
+        distinct.append(_distinct_mb(list(settled)))
         app.quit()
 
     poller = QTimer(interval=5)
@@ -241,6 +248,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"proportional memory (PSS: each shared page split between all processes mapping it, "
               f"other programs' too) 1 s later: {sum(proportional.values()):.0f} MiB "
               f"(this one {proportional.get(os.getpid(), 0):.0f} MiB; others {others})")
+    if distinct and distinct[0] is not None:
+        print(f"resident memory counting each physical page once (frames from /proc/PID/pagemap, all "
+              f"{len(settled)} processes) 1 s later: {distinct[0]:.0f} MiB")
+    elif distinct:
+        print("resident memory counting each physical page once: not readable here (/proc/PID/pagemap "
+              "gives physical frames to root only)")
     if cpu:
         others = ", ".join(f"{c:.2f}" for pid, c in cpu if pid != os.getpid())
         print(f"CPU from the paste to the last layout, all processes: {sum(c for _, c in cpu):.2f} s "
@@ -282,6 +295,37 @@ def _pss_mb(pid: int) -> float:
     except (OSError, ValueError, IndexError):
         pass
     return 0.0
+
+
+def _distinct_mb(pids: list[int]) -> float | None:
+    """Resident memory (MiB) of the processes `pids` with each physical page counted once, however
+    many mappings and processes share it: the frames of their present pages, read from
+    /proc/PID/pagemap for each mapping smaps shows resident (None where the kernel hides frame
+    numbers, as it does from any user but root, or the files cannot be read)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    frames: set[int] = set()
+    seen_any = False
+    for pid in pids:
+        try:
+            ranges, start, end = [], 0, 0
+            for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+                head = line.split(maxsplit=1)[0]
+                if "-" in head and not head.endswith(":"):
+                    start, end = (int(x, 16) for x in head.split("-"))
+                elif head == "Rss:" and int(line.split()[1]) > 0:
+                    ranges.append((start, end))
+            with open(f"/proc/{pid}/pagemap", "rb") as pagemap:
+                for start, end in ranges:
+                    pagemap.seek(start // page * 8)
+                    entries = np.frombuffer(pagemap.read((end - start) // page * 8), dtype=np.uint64)
+                    present = entries[(entries >> np.uint64(63)) == 1] & np.uint64((1 << 55) - 1)
+                    seen_any = seen_any or len(present) > 0
+                    frames.update(present[present != 0].tolist())
+        except (OSError, ValueError):
+            return None
+    if seen_any and not frames:  # present pages, every frame number 0: hidden from this user
+        return None
+    return len(frames) * page / 2**20
 
 
 def _children(pid: int) -> list[int] | None:
