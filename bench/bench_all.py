@@ -7,7 +7,8 @@ Runs, one after another, each in its own process, printing each one's full outpu
 - `bench_cores.py`: what two cores of this machine give two encodes at once;
 - `bench_gui.py` (as many rounds as `--repeats`; the summary gives medians): a 1 MB paste into
   a window of four panes (cl100k_base, o200k_base, qwen, mistral-7b-v0.1): time to tokenized
-  and drawn, the longest event-loop gap, resident and proportional memory, and the resident pages counted once each;
+  and drawn, the longest event-loop gap, resident and proportional memory, and the resident
+  pages counted once each;
 - `bench_cli_memory.py`: `tokviz encode` of 50 MB on stdin, `tokviz stats` of 100 MB, `tokviz
   train` of one 200 MB file (wall, peak memory, output digest).
 
