@@ -99,3 +99,37 @@ def test_paths_are_not_names(name):
 def test_packages_must_be_pinned(spec):
     with pytest.raises(ValueError, match="not a pinned requirement|not a requirement"):
         check_package(spec)
+
+
+def _pinned_by_packaging(spec: str) -> bool:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return False
+    pins = [s for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+    return not (req.url or req.marker or req.extras or len(pins) != 1 or len(req.specifier) != 1)
+
+
+@pytest.mark.parametrize("spec", [
+    "llama-cpp-python==0.3.36", "openai-whisper==20250625", "a==1", "A.b_c-D==10.0.0.1", "x==1.0rc1",
+    "x==1.", "-x==1.0", "x-==1.0", "x==1.0==2.0", "x ==1.0", "x==1.0 ", "x==.1", "x==1..2", "é==1.0", "x===1.0",
+])
+def test_a_package_is_pinned_exactly_when_packaging_says_so(spec):
+    """Plain `name==release` pins are told without importing `packaging`; every verdict is its."""
+    try:
+        check_package(spec)
+        ours = True
+    except ValueError:
+        ours = False
+    assert ours == _pinned_by_packaging(spec)
+
+
+def test_the_builtin_catalog_is_checked_without_importing_packaging():
+    import subprocess
+    import sys
+
+    code = "import sys; from tokviz.core import catalog; catalog.builtin_entries(); print('packaging' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert proc.stdout.strip() == "False"

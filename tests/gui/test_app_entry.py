@@ -9,6 +9,7 @@ import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
+from tokviz.core import catalog
 from tokviz.gui.app import display_problem, run
 
 
@@ -53,6 +54,19 @@ def test_the_window_and_the_tokenizer_process_do_not_load_openssl_or_tiktoken_to
             "print(sorted(m for m in ('_hashlib', 'hashlib', 'hmac', 'secrets', 'tiktoken') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_tokenizer_process_verifies_what_it_loads_without_openssl(vocab):
+    """Loading a catalog vocabulary checks its sha256 with the interpreter's own sha256, not
+    hashlib's: the tokenizer process keeps no OpenSSL resident for a few MB of vocabulary."""
+    vocab("cl100k_base")  # fetched for this session, if it was not
+    code = ("import sys; from tokviz.core import catalog; t = catalog.load('cl100k_base'); "
+            "print(t.vocab_size, catalog._HASHES and sorted(catalog._HASHES.values())[0][:12], "
+            "sorted(m for m in ('_hashlib', 'hashlib') if m in sys.modules))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    entry = catalog.find("cl100k_base")
+    assert entry is not None
+    assert proc.stdout.split() == [str(vocab("cl100k_base").vocab_size), entry.sha256[:12], "[]"]
 
 
 def test_build_app_freezes_what_the_imports_made():

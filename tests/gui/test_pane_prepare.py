@@ -32,7 +32,7 @@ def reference(cols, options, measurer):
 def test_cells_are_the_whole_texts_joined_cells(qapp, vocab, name, visible):
     cols = encode(vocab(name), TEXT, SpecialPolicy())
     options = ViewOptions(visible_whitespace=visible)
-    _, cells, widths, _ = prepare(cols, options, CellMeasurer(Fonts.default()))
+    _, cells, widths, _ = prepare(cols, options, Fonts.default())
     expected_cells, expected_widths = reference(cols, options, CellMeasurer(Fonts.default()))
     assert sum(c.cont for c in cells) > 10  # the text has characters cut across tokens
     assert cells == expected_cells
@@ -44,7 +44,7 @@ def test_a_panes_widths_are_its_cells_measured_widths(qapp, vocab, name):
     """A pane keeps one width per distinct cell: read per token they are each cell's own."""
     cols = encode(vocab(name), TEXT * 4, SpecialPolicy())
     measurer = CellMeasurer(Fonts.default())
-    _, cells, widths, breaks = prepare(cols, ViewOptions(), measurer)
+    _, cells, widths, breaks = prepare(cols, ViewOptions(), Fonts.default())
     n = len(widths)
     measured = [measurer.width(c) for c in cells]
     assert len(cells) == n and len(set(measured)) > 10  # widths of many sizes, not a few
@@ -57,11 +57,33 @@ def test_a_panes_widths_are_its_cells_measured_widths(qapp, vocab, name):
         widths[n]
 
 
+def test_the_thread_that_prepares_measures_nothing_the_thread_that_reads_does(qapp, vocab):
+    """Qt's font cache is per thread: the preparing thread leaves every width to the GUI thread,
+    which reads (measures) a cell's width once, the first time, and its widths are the fonts'."""
+    import threading
+
+    cols = encode(vocab("cl100k_base"), TEXT, SpecialPolicy())
+    prepared = []
+    thread = threading.Thread(target=lambda: prepared.append(prepare(cols, ViewOptions(), Fonts.default())))
+    thread.start()
+    thread.join()
+    _, cells, widths, _ = prepared[0]
+    distinct = widths.unmeasured
+    assert distinct == len(cells._cells) > 10  # nothing measured on the preparing thread
+    first = widths[0:20].tolist()
+    assert 0 < widths.unmeasured < distinct  # the read measured the cells it read, no more
+    measurer = CellMeasurer(Fonts.default())
+    assert first == [measurer.width(c) for c in cells[0:20]]
+    assert widths[0:len(widths)].tolist() == [measurer.width(c) for c in cells]
+    assert widths.unmeasured > 0  # cells no token shows (the fragments of joined runs) are never measured
+    assert widths.table.tolist() == [measurer.width(c) for c in cells._cells] and widths.unmeasured == 0
+
+
 def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qapp, vocab):
     from tokviz.core.encode_server import compact
 
     cols = compact(encode(vocab("cl100k_base"), TEXT, SpecialPolicy()))
-    _, cells, _, _ = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    _, cells, _, _ = prepare(cols, ViewOptions(), Fonts.default())
     assert cols.key_index.dtype == np.uint16
     assert cells._index.dtype == np.uint16 and sum(c.cont for c in cells) > 10
     assert isinstance(cells._index, np.ndarray)  # most of this text's tokens are joined cells: a copy is smaller
@@ -75,7 +97,7 @@ def test_a_cell_index_with_few_joined_cells_is_the_key_column_patched(qapp, voca
 
     text = "The quick brown fox jumps over the lazy dog. " * 2000 + TEXT
     cols = compact(encode(vocab("cl100k_base"), text, SpecialPolicy()))
-    _, cells, widths, _ = prepare(cols, ViewOptions(), CellMeasurer(Fonts.default()))
+    _, cells, widths, _ = prepare(cols, ViewOptions(), Fonts.default())
     index = cells._index
     assert isinstance(index, CellIndex) and index.base is cols.key_index and 10 < len(index.at) < len(cols) / 4
     assert index.at.nbytes + index.value.nbytes < cols.key_index.nbytes

@@ -20,7 +20,7 @@ from typing import Any
 
 from tokviz.core import discovery, sidecar
 from tokviz.core.catalog_check import CatalogWarning, check_catalog
-from tokviz.core.files import path_kind
+from tokviz.core.files import path_kind, sha256
 from tokviz.core.paths import data_dir as data_dir  # re-exported: catalog.data_dir() is the public name
 from tokviz.core.paths import vocab_dir as vocab_dir
 from tokviz.core.patterns import CL100K_PATTERN
@@ -138,10 +138,7 @@ def file_sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
     if key not in _HASHES:
-        import hashlib  # here, not at the top: it loads OpenSSL (~3.4 MB resident), which the window
-        # needs for nothing else (the tokenizer process does, to verify what it loads)
-
-        h = hashlib.sha256()
+        h = sha256(st.st_size)  # not hashlib's, for a vocabulary: see `files.sha256`
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)

@@ -25,7 +25,7 @@ from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import ViewOptions, cells_for
 from tokviz.gui.compare.pane_worker import PaneResult
-from tokviz.gui.compare.token_layout import LineBreaks
+from tokviz.gui.compare.token_layout import LineBreaks, TokenWidths
 from tokviz.gui.work.worker import Job
 
 
@@ -107,11 +107,13 @@ def pane_result(analysis: ChatAnalysis, options: ViewOptions, fonts: Fonts, seco
     """The analysis' trusted tokens as the token view's `PaneResult`."""
     tokens = [t.token for t in analysis.tokens]
     cells = cells_for(tokens, options)
-    measurer = CellMeasurer(fonts)
+    distinct: dict[int, int] = {}  # id of each distinct Cell object (tokens share them): its place
+    index = np.fromiter((distinct.setdefault(id(c), len(distinct)) for c in cells), dtype=np.int64, count=len(cells))
+    table = list({id(c): c for c in cells}.values())  # in the order of their places
     text = analysis.text
     return PaneResult(
         0, text, SpecialPolicy.parse("none"), options, tokens, cells,
-        np.asarray(measurer.widths(cells), dtype=np.float64) if cells else np.zeros(0),
+        TokenWidths.measured_later(table, index, lambda: CellMeasurer(fonts).width),  # by the thread that draws
         LineBreaks.from_counts(np.array([c.newlines for c in cells], dtype=np.int32)),
         np.array([t.start for t in tokens], dtype=np.int64),
         np.array([t.end for t in tokens], dtype=np.int64),

@@ -1,15 +1,15 @@
-"""Geometry of a token cell shared by the measuring worker and the painting view.
+"""Geometry of a token cell: its width, and where the painting view puts its hex label.
 
-Fonts and metrics are reentrant in Qt, so the worker thread measures with its own QFontMetricsF;
-each distinct `Cell` object is measured once (cells with the same id and bytes are shared).
+Cells are measured on the thread that draws them (`TokenWidths.measured_later`): Qt's font cache
+is per thread, and a thread measuring beside the GUI thread held its own copies of every
+fallback font face the labels reach (CJK, emoji). Each distinct label is measured once per pair
+of fonts, for every pane (`_WIDTHS`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from tokviz.gui.compare.cells import Cell
@@ -36,7 +36,7 @@ class Fonts:
 
 
 #: text widths measured so far, per pair of fonts (`QFont.key()`s), shared by every measurer of
-#: those fonts: the panes' workers and views measure mostly the same labels (four vocabularies
+#: those fonts: the panes measure mostly the same labels (four vocabularies
 #: cut one text into largely the same words). A dict's get and set are atomic, so measurers on
 #: different threads share it as they are; each keeps its own QFontMetricsF (reentrant, not
 #: thread-safe).
@@ -70,16 +70,3 @@ class CellMeasurer:
             top += HEX_GAP + self.text_width(cell.hex, small=True)
         sub = self.text_width(cell.sub, small=True) if cell.sub else 0.0
         return max(max(top, sub) + 2 * pad, MIN_WIDTH)
-
-    def widths(self, cells: Sequence[Cell]) -> np.ndarray:
-        """Widths for many cells, measuring each distinct Cell object once."""
-        memo: dict[int, float] = {}
-        get = memo.get
-        out: list[float] = []
-        append = out.append
-        for cell in cells:
-            w = get(id(cell))
-            if w is None:
-                w = memo[id(cell)] = self.width(cell)
-            append(w)
-        return np.array(out, dtype=np.float64)

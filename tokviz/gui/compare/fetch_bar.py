@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
 from tokviz.core import catalog
-from tokviz.core.fetch import FetchResult, fetch
 from tokviz.gui.work.worker import Job, Throttle, Worker
+
+if TYPE_CHECKING:  # imported when a fetch runs: its archive modules are ~1.4 MiB the window rarely needs
+    from tokviz.core.fetch import FetchResult
 
 THROTTLE_S = 0.05  # at most one progress signal per 50 ms (except the terminal ones)
 
@@ -19,6 +22,8 @@ THROTTLE_S = 0.05  # at most one progress signal per 50 ms (except the terminal 
 def fetch_entries(job: Job, names: Sequence[str] | None) -> list[FetchResult]:
     """`fetch` on a `Worker`'s thread: reports (entry, message, done, total) at most every 50 ms
     (a new entry and "done" always)."""
+    from tokviz.core.fetch import fetch
+
     throttle = Throttle(THROTTLE_S)
     current: list[str | None] = [None]
 

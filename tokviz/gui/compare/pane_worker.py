@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import overload
 
 import numpy as np
@@ -120,7 +121,7 @@ class CellColumn(Sequence[Cell]):
     __hash__ = None  # type: ignore[assignment]
 
 
-def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) -> tuple[
+def prepare(cols: EncodedColumns, options: ViewOptions, fonts: Fonts) -> tuple[
     TokenColumns, CellColumn, TokenWidths, LineBreaks
 ]:
     """Tokens, cells, widths and line breaks; Python code runs once per distinct (id, bytes)
@@ -134,7 +135,7 @@ def prepare(cols: EncodedColumns, options: ViewOptions, measurer: CellMeasurer) 
     ki = cols.key_index
     fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
     index = _join_fragment_runs(tokens, cells, fragments, ki, options)
-    widths = TokenWidths(np.array([measurer.width(c) for c in cells], dtype=np.float64), index)
+    widths = TokenWidths.measured_later(cells, index, lambda: CellMeasurer(fonts).width)  # by the thread that draws
     return tokens, CellColumn(cells, index), widths, LineBreaks.from_counts(narrowed(unique_newlines, np.uint8)[ki])
 
 
@@ -340,7 +341,6 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
             info = channel.load(job)
         yield Loaded(info)
         last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
-        measurers = _Measurers()
         while True:
             kind, request = inbox.get(job)
             if kind == "stream":
@@ -353,7 +353,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
                 continue
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
-                outcome, last = _tokenize(job, channel, inbox, req, last, measurers)
+                outcome, last = _tokenize(job, channel, inbox, req, last)
             except Cancelled:
                 raise
             except ChildDied as e:  # the request fails; the next one starts a process again
@@ -365,29 +365,15 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
         channel.close()
 
 
-class _Measurers:
-    """The last fonts' CellMeasurer, kept across requests: it remembers every width it measured
-    (measuring is most of what preparing an edited text costs once its runs are joined)."""
-
-    def __init__(self) -> None:
-        self._fonts: Fonts | None = None
-        self._measurer: CellMeasurer | None = None
-
-    def for_fonts(self, fonts: Fonts) -> CellMeasurer:
-        if self._measurer is None or self._fonts != fonts:
-            self._fonts, self._measurer = fonts, CellMeasurer(fonts)
-        return self._measurer
-
-
-#: the one thread that prepares (measures) the cells of every pane: Qt's font caches are per thread,
-#: and a pane measuring on its own thread held its own 13 MiB of CJK and emoji font faces (see
-#: `tokviz.gui.work.shared_thread`); its measurer's widths serve every pane. Panes attach to it.
+#: the one thread that prepares the cells of every pane, one pane after another: preparing is
+#: Python code holding the GIL, and one preparing thread at a time is all the GUI thread competes
+#: with for it (it measures nothing: widths are measured when the view reads them, on the GUI
+#: thread, see `TokenWidths.measured_later`). Panes attach to it.
 PREPARING = SharedThread(name="tokviz-cells")
-_PREPARING_MEASURERS = _Measurers()  # used on PREPARING's thread only
 
 
 def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
-              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None, measurers: _Measurers):
+              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None):
     t0 = time.perf_counter()
     if (last is not None and last[1] == req.policy and last[3] == req.model_adds
             and (last[0] is req.text or last[0] == req.text)):
@@ -405,9 +391,8 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
     received = time.perf_counter()
     if inbox.pending("encode"):  # superseded while the child encoded
         return PaneCancelled(req.gen), last
-    tokens, cells, widths, breaks = PREPARING.call(
-        job, lambda: prepare(cols, req.options, _PREPARING_MEASURERS.for_fonts(req.fonts)),
-        lambda: prepare(cols, req.options, measurers.for_fonts(req.fonts)))
+    work = partial(prepare, cols, req.options, req.fonts)
+    tokens, cells, widths, breaks = PREPARING.call(job, work, work)
     prepared = time.perf_counter()
     trim_heap()  # the preparation's temporaries are free now
     done = time.perf_counter()

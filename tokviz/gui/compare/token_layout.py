@@ -1,16 +1,18 @@
 """Line breaking for the token view, done in slices so a 1 MB text never blocks for long.
 
-Qt-free: it only sees cell widths (measured once per distinct cell, off the GUI thread) and the
+Qt-free: it only sees cell widths (one per distinct cell, measured when first read) and the
 newline count after each cell. A line is a run of consecutive tokens; the view paints only the
 lines in its viewport and computes x positions for just those lines.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,19 +36,90 @@ class TokenWidths:
     >>> widths = TokenWidths(np.array([7.5, 12.015625, 3.0]), np.array([1, 0, 2, 1], dtype=np.uint16))
     >>> len(widths), widths[1], widths[-1], widths[0:2].tolist(), widths[::-2].tolist(), widths[2:1].tolist()
     (4, 7.5, 12.015625, [12.015625, 7.5], [12.015625, 7.5], [])
+
+    `measured_later` makes one whose cells are measured when their widths are first read, by the
+    thread that reads them (the GUI thread, which lays the cells out and draws them): a thread
+    that measured for it would open its own FreeType faces of every font the labels fall back to
+    (Qt's font cache is per thread), the CJK and emoji faces' pages resident twice. The distinct
+    labels of a 1 MB text cut four ways number a few thousand, measured in ~15 ms.
+
+    >>> later = TokenWidths.measured_later(["ab", "c"], np.array([1, 0, 1]), lambda: lambda cell: 8.0 * len(cell))
+    >>> later.unmeasured, later[0:2].tolist(), later.unmeasured, later[2], later.table.tolist()
+    (2, [8.0, 16.0], 0, 8.0, [16.0, 8.0])
     """
 
     def __init__(self, table: np.ndarray, index: Any) -> None:  # an array, or indexed as one
-        self.table = np.asarray(table, dtype=np.float64)
+        self._table = np.asarray(table, dtype=np.float64)
         self.index = index
+        self._cells: Sequence[Any] = ()
+        self._missing = np.zeros(0, dtype=bool)  # per cell: not measured yet
+        self._measurer: Callable[[], Callable[[Any], float]] | None = None
+        self._width_of: dict[int, Callable[[Any], float]] = {}  # per thread
+
+    @classmethod
+    def measured_later(cls, cells: Sequence[Any], index: Any,
+                       measurer: Callable[[], Callable[[Any], float]]) -> TokenWidths:
+        """Widths of `cells` (token i's cell is `cells[index[i]]`), each measured when first read
+        by `measurer()(cell)`; `measurer` is called once per thread that reads."""
+        widths = cls(np.zeros(len(cells)), index)
+        widths._cells, widths._measurer = cells, measurer
+        widths._missing = np.ones(len(cells), dtype=bool)
+        return widths
+
+    @property
+    def unmeasured(self) -> int:
+        """How many of the cells are not measured yet."""
+        return int(np.count_nonzero(self._missing))
+
+    @property
+    def table(self) -> np.ndarray:
+        """One width per cell, every cell measured."""
+        self._measure(np.flatnonzero(self._missing))
+        return self._table
+
+    def measured(self, a: int, b: int, deadline: float | None = None) -> bool:
+        """Measure the cells of tokens `a` to `b - 1` that are not measured yet, stopping once the
+        `time.perf_counter()` passes `deadline`; True when every one of them is measured (the
+        layout measures ahead of a chunk this way, a slice of the GUI thread's time at a time)."""
+        if not len(self._cells) or b <= a:
+            return True
+        keys = self.index[a:b]
+        missing = self._missing[keys]
+        if not missing.any():
+            return True
+        return self._measure(np.unique(keys[missing]), deadline)
+
+    def _measure(self, cells: np.ndarray, deadline: float | None = None) -> bool:
+        if not len(cells):
+            return True
+        assert self._measurer is not None  # cells are missing only in a table measured later
+        thread = threading.get_ident()
+        width_of = self._width_of.get(thread)
+        if width_of is None:
+            width_of = self._width_of[thread] = self._measurer()
+        table, own, missing = self._table, self._cells, self._missing
+        for i, k in enumerate(cells.tolist()):
+            table[k] = width_of(own[k])
+            missing[k] = False
+            if deadline is not None and i % 32 == 31 and time.perf_counter() > deadline:
+                return i + 1 == len(cells)
+        return True
 
     def __len__(self) -> int:
         return len(self.index)
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return self.table[self.index[index]]
-        return float(self.table[self.index[index]])
+            keys = self.index[index]
+            if len(self._cells) and len(keys):
+                missing = self._missing[keys]
+                if missing.any():
+                    self._measure(np.unique(keys[missing]))
+            return self._table[keys]
+        key = int(self.index[index])
+        if len(self._cells) and self._missing[key]:
+            self._measure(np.array([key]))
+        return float(self._table[key])
 
 
 class LineBreaks:
@@ -147,7 +220,11 @@ class TokenLayout:
         deadline = None if budget_s is None else time.perf_counter() + budget_s
         starts = self.line_starts
         n, s = self.count, self._next
+        measured = getattr(self.widths, "measured", None)  # widths measured when first read
         while s < n:
+            if deadline is not None and measured is not None and not measured(
+                    s, min(s + CHUNK + self._longest, n), deadline):
+                break  # the chunk's cells are measured over more slices
             end, extra = self._line_ends(s)
             on_chain = _chain(end - s, len(end))  # the chunk's line starts, from s (local)
             ends, extras = end[on_chain], extra[on_chain]
