@@ -72,14 +72,21 @@ def test_spans_that_meet_share_one_array_and_read_back_exactly(vocab, name):
             if isinstance(end, PatchedEnds):  # char ends, most meeting: the bounds and the others
                 size = end.dtype.itemsize
                 assert a == "starts" and not meet and 0 < len(end.at) * (4 + size) < len(end) * size
-            elif isinstance(end, RunningColumn):  # byte spans that meet: added up from the key column
-                assert a == "byte_starts" and meet and start.bounds is end.bounds
-                assert len(end.bounds.at) * 16 <= len(end)  # the tokens not as long as their bytes
+                if isinstance(start, RunningColumn):  # the bounds themselves added up from the keys
+                    assert end.base.bounds is start.bounds and len(start.bounds.at) * 16 <= len(end)
+            elif isinstance(end, RunningColumn):  # spans that meet: added up from the key column
+                assert meet and start.bounds is end.bounds
+                assert len(end.bounds.at) * 16 <= len(end)  # the tokens not as long as their key's
             else:
                 assert (start.base is not None and start.base is end.base) == meet, (name, a)
             assert start.tolist() == getattr(cols, a).tolist() and end.tolist() == getattr(cols, b).tolist()
-            if not isinstance(end, RunningColumn):
+            if not isinstance(start, RunningColumn):
                 assert start.dtype == getattr(cols, a).dtype and (not meet or not start.flags.writeable)
+            plain_start, plain_end = getattr(cols, a), getattr(cols, b)
+            for v in sorted({0, 1, 7, 40, int(plain_end[-1]), int(plain_end[-1]) + 1}):
+                for side in ("left", "right"):  # how the window finds the token at a position
+                    assert int(np.searchsorted(end, v, side=side)) == int(np.searchsorted(plain_end, v, side=side))
+                    assert int(np.searchsorted(start, v, side=side)) == int(np.searchsorted(plain_start, v, side=side))
         assert list(TokenColumns(shared)) == list(TokenColumns(cols))
     assert TokenColumns(share_bounds(plain)) == tokenizer.encode_with(SPANS_TEXT, policy)
     byte_gaps = int((plain.byte_ends[:-1] != plain.byte_starts[1:]).sum())

@@ -145,3 +145,30 @@ def test_a_large_text_with_a_stand_in_late_is_exact(qtbot, editor) -> None:
         pass
     assert held_text(editor) == editor.raw_text() == text
     assert "\ufdd2" not in editor.codec.stand_ins
+
+
+def test_a_text_set_by_slices_lays_out_what_one_insert_does(qtbot, editor) -> None:
+    """The editor finds its scroll range once, when the last slice is in, and its own cursor stays
+    at the start: no slice's end (lines nobody sees, their glyphs shaped and kept) is laid out,
+    and the scroll range is the one the whole text inserted at once gives."""
+    text = "".join(f"line {i} 根据 안녕 👋🏽 " * (1 + i % 7) + "\n" for i in range(400))
+    whole = InputEditor()  # the same editor, the text inserted at once
+    qtbot.addWidget(whole)
+    whole.resize(editor.size())
+    whole.show()
+    whole.setPlainText(text)
+    qtbot.waitExposed(whole)
+    with qtbot.waitSignal(editor.filled, timeout=TIMEOUT_MS):
+        editor.set_raw_text(text)
+    qtbot.wait(1)  # the events the fill's end posted
+    assert not editor.centerOnScroll() and editor.textCursor().position() == 0
+    assert editor.verticalScrollBar().maximum() == whole.verticalScrollBar().maximum() > 100
+    doc = editor.document()
+    slice_ends = {doc.findBlock(len(text[:k].encode("utf-16-le", "surrogatepass")) // 2).blockNumber()
+                  for k in range(500, len(text), 500)}
+    assert len(slice_ends) > 50
+
+    def laid_out(widget: InputEditor) -> list[int]:  # (layout() makes an empty one where there was none)
+        return [n for n in sorted(slice_ends) if widget.document().findBlockByNumber(n).layout().lineCount()]
+
+    assert laid_out(editor) == laid_out(whole)  # the first and last screenfuls' lines only

@@ -274,6 +274,60 @@ class ArrayReads:
         return values
 
 
+class SortedReads(ArrayReads):
+    """A non-decreasing column kept in another form (span bounds): besides `ArrayReads`, it
+    compares and adds as the array does, and `np.searchsorted` (which calls `searchsorted`) is
+    a binary search over it that reads ~20 values, not the whole column."""
+
+    # arithmetic and comparisons as the array's (an object's own == would compare identity)
+    def __add__(self, other: Any) -> np.ndarray:
+        total: np.ndarray = self._whole() + other
+        return total
+
+    def __sub__(self, other: Any) -> np.ndarray:
+        difference: np.ndarray = self._whole() - other
+        return difference
+
+    def __eq__(self, other: object) -> Any:
+        return self._whole() == other
+
+    def __ne__(self, other: object) -> Any:
+        return self._whole() != other
+
+    def __lt__(self, other: Any) -> Any:
+        return self._whole() < other
+
+    def __le__(self, other: Any) -> Any:
+        return self._whole() <= other
+
+    def __gt__(self, other: Any) -> Any:
+        return self._whole() > other
+
+    def __ge__(self, other: Any) -> Any:
+        return self._whole() >= other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def __getitem__(self, index: Any) -> Any:
+        raise NotImplementedError
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
+        if sorter is not None or np.ndim(v):
+            return np.searchsorted(np.asarray(self), v, side=side, sorter=sorter)  # type: ignore[call-overload]
+        lo, hi = 0, len(self)
+        while lo < hi:  # the first i with value i >= v (left) or > v (right)
+            mid = (lo + hi) // 2
+            value = self[mid]
+            if value < v or (side == "right" and value == v):
+                lo = mid + 1
+            else:
+                hi = mid
+        return np.intp(lo)
+
+
 class PatchedColumn(ArrayReads):
     """A column kept as another one patched at a few places: value i is `base[i]`, except at
     the sorted indices `at`, where it is `value`. Read as a numpy array is: an index gives a
@@ -298,7 +352,8 @@ class PatchedColumn(ArrayReads):
         # them take ~1 us, where numpy's scalar `searchsorted` (which copies `at` to int64 for a
         # Python int) and indexing took ~30 (a token read one by one, 100x slower)
         self._at, self._value = self.at.data, self.value.data
-        self._base = np.ascontiguousarray(base).data
+        # (a `RunningColumn` base reads one value itself: it keeps no array of them)
+        self._base = np.ascontiguousarray(base).data if isinstance(base, np.ndarray) else base
 
     def __len__(self) -> int:
         return len(self.base)
@@ -338,14 +393,13 @@ class PatchedColumn(ArrayReads):
         return whole
 
 
-class PatchedEnds(PatchedColumn):
+class PatchedEnds(PatchedColumn, SortedReads):
     """A column of span ends kept as the spans' shared bounds and the ends that are not the
     next span's start: end i is `bounds[i + 1]`, except at the sorted indices `at`, where it is
     `value`. What `share_bounds` keeps where most spans meet but not all (the fragments of one
     character each span that character; normalised text leaves gaps): 4 bytes a span less,
-    8 bytes more per span that does not meet. Besides a `PatchedColumn`'s reads, it compares and
-    adds as the array does, and `np.searchsorted` (which calls `searchsorted`) is a binary search
-    over it (the column is non-decreasing).
+    8 bytes more per span that does not meet. Besides a `PatchedColumn`'s reads, it reads as a
+    `SortedReads` does.
 
     >>> ends = PatchedEnds(np.array([0, 0, 2, 3]), np.array([0]), np.array([1]))  # spans 0-1, 0-2, 2-3
     >>> len(ends), int(ends[0]), int(ends[-1]), ends[0:3].tolist(), ends[np.array([2, 0])].tolist(), ends[::2].tolist()
@@ -357,47 +411,12 @@ class PatchedEnds(PatchedColumn):
     def __init__(self, bounds: np.ndarray, at: np.ndarray, value: np.ndarray) -> None:
         super().__init__(bounds[1:], at, value)
 
-    # arithmetic and comparisons as the array's (an object's own == would compare identity)
-    def __add__(self, other: Any) -> np.ndarray:
-        total: np.ndarray = self._whole() + other
-        return total
-
-    def __sub__(self, other: Any) -> np.ndarray:
-        difference: np.ndarray = self._whole() - other
-        return difference
-
-    def __eq__(self, other: object) -> Any:
-        return self._whole() == other
-
-    def __ne__(self, other: object) -> Any:
-        return self._whole() != other
-
-    def __lt__(self, other: Any) -> Any:
-        return self._whole() < other
-
-    def __le__(self, other: Any) -> Any:
-        return self._whole() <= other
-
-    def __gt__(self, other: Any) -> Any:
-        return self._whole() > other
-
-    def __ge__(self, other: Any) -> Any:
-        return self._whole() >= other
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None) -> Any:
-        if sorter is not None or np.ndim(v):
-            return np.searchsorted(np.asarray(self), v, side=side, sorter=sorter)  # type: ignore[call-overload]
-        lo, hi = 0, len(self.base)
-        while lo < hi:  # the first i with end i >= v (left) or > v (right)
-            mid = (lo + hi) // 2
-            end = self[mid]
-            if end < v or (side == "right" and end == v):
-                lo = mid + 1
-            else:
-                hi = mid
-        return np.intp(lo)
+    @classmethod
+    def over(cls, ends: Any, at: np.ndarray, value: np.ndarray) -> PatchedEnds:
+        """The ends `ends` (the next spans' starts, as a `RunningColumn`), but `value` at `at`."""
+        patched = cls.__new__(cls)
+        PatchedColumn.__init__(patched, ends, at, value)
+        return patched
 
 
 class RunningBounds:
@@ -509,7 +528,7 @@ class RunningBounds:
         return out[i - lo :]
 
 
-class RunningColumn(ArrayReads):
+class RunningColumn(SortedReads):
     """The starts (`shift` 0: bounds 0 to n - 1) or ends (`shift` 1: bounds 1 to n) of a
     `RunningBounds`, read as a numpy array is: an index gives a value, a slice or an index array
     an array, `np.asarray` the whole column."""
@@ -570,26 +589,48 @@ def share_bounds(cols: EncodedColumns) -> EncodedColumns:
     ('RunningColumn', [2, 3], 'PatchedEnds')
     """
 
-    def shared(starts: np.ndarray, ends: Any) -> tuple[np.ndarray, Any]:
+    def shared(starts: np.ndarray, ends: Any) -> tuple[np.ndarray, Any, np.ndarray | None, np.ndarray]:
+        """(starts, ends, their bounds if shared, the spans whose end is not the next start)"""
         n = len(starts)
+        none = np.zeros(0, dtype=np.int64)
         if not n or not isinstance(ends, np.ndarray) or starts.dtype != ends.dtype:
-            return starts, ends
+            return starts, ends, None, none
         apart = np.flatnonzero(ends[:-1] != starts[1:])
         if len(apart) and len(apart) * (4 + ends.itemsize) >= n * ends.itemsize:
-            return starts, ends
+            return starts, ends, None, none
         bounds = np.concatenate([starts, ends[-1:]])
         bounds.setflags(write=False)
         if not len(apart):
-            return bounds[:-1], bounds[1:]
-        return bounds[:-1], PatchedEnds(bounds, apart, ends[apart])
+            return bounds[:-1], bounds[1:], bounds, apart
+        return bounds[:-1], PatchedEnds(bounds, apart, ends[apart]), bounds, apart
 
-    byte_starts, byte_ends = shared(cols.byte_starts, cols.byte_ends)
-    if not isinstance(byte_ends, np.ndarray):  # byte ends that do not all meet stay an array
+    byte_starts, byte_ends, bounds, apart = shared(cols.byte_starts, cols.byte_ends)
+    if len(apart):  # byte ends that do not all meet stay an array
         byte_starts, byte_ends = cols.byte_starts, cols.byte_ends
-    elif byte_starts.base is not None and byte_starts.base is byte_ends.base:  # they meet
+    elif bounds is not None:  # they meet
         lengths = np.fromiter(map(len, map(itemgetter(1), cols.uniques)), dtype=np.int64, count=len(cols.uniques))
-        running = RunningBounds.of(byte_starts.base, lengths, cols.key_index)
+        running = RunningBounds.of(bounds, lengths, cols.key_index)
         if running is not None:  # columns read as arrays are (typed as the arrays they stand for)
             byte_starts, byte_ends = cast(np.ndarray, running.starts), cast(np.ndarray, running.ends)
-    starts, ends = shared(cols.starts, cols.ends)
+    starts, ends, bounds, apart = shared(cols.starts, cols.ends)
+    if bounds is not None:  # character spans, as long as each key's usual span (nearly all)
+        running = RunningBounds.of(bounds, _usual_steps(bounds, cols.key_index, len(cols.uniques)), cols.key_index)
+        if running is not None:
+            starts = cast(np.ndarray, running.starts)
+            patched = PatchedEnds.over(running.ends, apart, cols.ends[apart]) if len(apart) else running.ends
+            ends = cast(np.ndarray, patched)
     return replace(cols, byte_starts=byte_starts, byte_ends=byte_ends, starts=starts, ends=ends)
+
+
+def _usual_steps(bounds: np.ndarray, key_index: np.ndarray, keys: int) -> np.ndarray:
+    """For each of the `keys` keys, how far the bounds step over one of its tokens (its middle
+    one in the text): the characters a token of that key spans, the same for nearly every one of
+    them (a fragment that ends a character steps over it, one that begins it does not)."""
+    steps = np.diff(bounds.astype(np.int64))
+    order = np.argsort(key_index, kind="stable")  # a radix sort for 2-byte keys
+    ordered = key_index[order]
+    firsts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    counts = np.diff(np.append(firsts, len(ordered)))
+    lengths = np.zeros(keys, dtype=np.int64)
+    lengths[ordered[firsts]] = steps[order[firsts + counts // 2]]
+    return lengths

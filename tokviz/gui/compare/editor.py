@@ -128,6 +128,7 @@ class _Fill:
     notify: bool  # emit textChanged at the end (False when signals were blocked at the start)
     was_read_only: bool
     cursor_at: int | None = None  # UTF-16 position of the text cursor at the end (None: after it)
+    was_centered: bool = False  # the editor's centerOnScroll before the fill
     start: int = 0  # UTF-16 position of the insert
     done: int = 0  # characters of `text` inserted
     _raw: str | None = None
@@ -249,6 +250,13 @@ class InputEditor(QPlainTextEdit):
     def _start_fill(self, fill: _Fill) -> None:
         self._fill = fill
         self.setReadOnly(True)
+        # QPlainTextEdit finds its scroll range by laying out the document's last screenful after
+        # every change, unless it centers on scroll: after every slice, each at a new end, it
+        # shaped lines nobody sees and kept their layouts (a 1 MB text in 16 slices: ~450 lines,
+        # 9 MiB more than one insert, most of it CJK and emoji font pages). Centering skips that;
+        # the range is found once, when the fill ends.
+        fill.was_centered = self.centerOnScroll()
+        self.setCenterOnScroll(True)
         self._fill_timer.start()
         if fill.notify:
             self.fill_started.emit()
@@ -274,6 +282,12 @@ class InputEditor(QPlainTextEdit):
                 fill.cursor.joinPreviousEditBlock()
             fill.cursor.insertText(self.codec.encode(piece))
             fill.cursor.endEditBlock()
+            if fill.done == 0 and not fill.undoable:
+                # the editor's own cursor was where the first slice went in, and moved to its end;
+                # at the start, the next slices (each at the new end) leave it there. Dragged to
+                # the end of the text, it had the last lines laid out for the input method (its
+                # anchor's rectangle): a long CJK line's glyphs, 9 MiB of font pages, unseen.
+                self.setTextCursor(QTextCursor(self.document()))
         finally:
             self.blockSignals(blocked)
         fill.done += len(piece)
@@ -288,6 +302,7 @@ class InputEditor(QPlainTextEdit):
         if not fill.undoable:
             self.document().setUndoRedoEnabled(True)
         self.setReadOnly(fill.was_read_only)
+        self.setCenterOnScroll(fill.was_centered)
         cursor = QTextCursor(fill.cursor)
         if fill.cursor_at is not None:
             cursor.setPosition(fill.cursor_at)
@@ -316,6 +331,7 @@ class InputEditor(QPlainTextEdit):
         if not fill.undoable:
             self.document().setUndoRedoEnabled(True)
         self.setReadOnly(fill.was_read_only)
+        self.setCenterOnScroll(fill.was_centered)
 
     # -- clipboard and drops: the same codec ------------------------------------------------------
     def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802
