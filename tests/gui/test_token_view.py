@@ -91,3 +91,41 @@ def test_the_legend_shows_every_kind_in_the_panes_colours(make_window) -> None:
     for kind in (TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.BYTE_FALLBACK):
         swatch = colors.for_slot(0, 0, kind)
         assert swatch.lighter(135).name() in painted or swatch.name() in painted, kind
+
+
+def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_once(qtbot, vocab, monkeypatch):
+    """Widths are measured by the view, a slice of time at a time: a slice may place no line at
+    all. A paint then (of the line not placed yet) leaves nothing behind: the lines painted once
+    the layout is done are those of a view that laid the same tokens out in one go."""
+    from tokviz.core.columns import share_bounds
+    from tokviz.core.encode_server import compact, encode
+    from tokviz.core.tokenizer import SpecialPolicy
+    from tokviz.gui.compare import token_view as token_view_module
+    from tokviz.gui.compare.cells import ViewOptions
+    from tokviz.gui.compare.pane_worker import PaneResult, prepare
+    from tokviz.gui.compare.token_view import TokenView
+
+    text = KOREAN * 3 + " ".join(f"word{i}" for i in range(200))
+    cols = share_bounds(compact(encode(vocab("cl100k_base"), text, SpecialPolicy())))
+
+    def view_of(slice_s: float) -> TokenView:
+        monkeypatch.setattr(token_view_module, "LAYOUT_SLICE_S", slice_s)
+        view = TokenView()
+        qtbot.addWidget(view)
+        view.resize(420, 300)
+        view.show()
+        qtbot.waitExposed(view)
+        tokens, cells, widths, breaks = prepare(cols, ViewOptions(), view.fonts)
+        assert widths.unmeasured > 64  # more cells than one slice of no time measures
+        view.set_result(PaneResult(0, text, SpecialPolicy(), ViewOptions(), tokens, cells, widths, breaks,
+                                   cols.starts, cols.ends, cols.n_bytes))
+        return view
+
+    sliced = view_of(0.0)  # every slice out of time at once: 32 cells measured a slice
+    assert sliced.token_layout is not None and sliced.token_layout.placed() == 0
+    sliced.viewport().grab()  # painted with nothing placed
+    with qtbot.waitSignal(sliced.laid_out, timeout=10_000):
+        pass
+    at_once = view_of(10.0)
+    assert at_once.layout_done
+    assert sliced.viewport().grab().toImage() == at_once.viewport().grab().toImage()

@@ -471,7 +471,11 @@ class TokenView(QAbstractScrollArea):
         """Blit the visible lines from the line cache, then draw highlight and selection on top."""
         top = self.verticalScrollBar().value()
         deadline = time.perf_counter() + PAINT_BUDGET_S
+        layout = self.token_layout
+        assert layout is not None
         for line in self.visible_lines():
+            if not layout.done and line == layout.line_count - 1:
+                break  # where the next line placed begins: nothing on it yet (and no pixmap to keep)
             y = MARGIN + line * self._line_h - top
             if line not in self._line_cache and time.perf_counter() > deadline:
                 # painting new lines costs ~2 ms each: finish them in the next paint, so four
@@ -481,7 +485,7 @@ class TokenView(QAbstractScrollArea):
                 QTimer.singleShot(0, viewport, viewport.update)
                 break
             painter.drawPixmap(QPointF(0, y), self._line_pixmap(line))
-            rng = self.token_layout.line_range(line)  # type: ignore[union-attr]
+            rng = layout.line_range(line)
             marked = range(max(rng.start, self.highlighted.start), min(rng.stop, self.highlighted.stop))
             for index in marked:
                 self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
