@@ -191,12 +191,15 @@ class OffsetMap:
         self.data = text.encode("utf-8")
         raw = np.frombuffer(self.data, dtype=np.uint8)
         starts = (raw & 0xC0) != 0x80  # bytes that begin a character
+        # 4 bytes an offset where they fit (a text under 2 GB): the two maps are 12 bytes a byte of
+        # text or more, 8 MB and 6 MB for a 1 MB text as int64, made once per encode at a time
+        offset = np.dtype(np.int32 if len(self.data) < np.iinfo(np.int32).max else np.int64)
         # char_of[b] = index of the character that byte b belongs to; char_of[len] = len(text)
-        self._char_of = np.empty(len(self.data) + 1, dtype=np.int64)
+        self._char_of: np.ndarray = np.empty(len(self.data) + 1, dtype=offset)
         np.cumsum(starts, out=self._char_of[:-1])
         self._char_of[:-1] -= 1
         self._char_of[-1] = len(text)
-        self._byte_of = np.empty(len(text) + 1, dtype=np.int64)
+        self._byte_of: np.ndarray = np.empty(len(text) + 1, dtype=offset)
         self._byte_of[:-1] = np.flatnonzero(starts)
         self._byte_of[-1] = len(self.data)
 
