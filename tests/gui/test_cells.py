@@ -234,25 +234,31 @@ def test_lines_summed_chunk_by_chunk_are_those_of_one_running_sum(wrap):
 
 
 def test_widths_measured_later_are_measured_a_slice_at_a_time_and_lay_out_as_measured_ones():
-    """A layout given no time left measures 32 cells a call ahead of its next chunk, and places
+    """A layout given no time left measures one cell a call ahead of its next chunk, and places
     a chunk only once its cells are measured: every call ends, and the lines are those of the
     widths measured up front. Each cell is measured once, and only cells some token shows."""
     rng = np.random.default_rng(11)
-    table = rng.integers(1, 40 * 64, 3000) / 64
-    index = rng.integers(0, 2900, 40_000).astype(np.uint16)  # cells 2900-2999 shown by no token
+    table = rng.integers(1, 40 * 64, 600) / 64
+    index = rng.integers(0, 500, 40_000).astype(np.uint16)  # cells 500-599 shown by no token
     newlines = np.where(rng.uniform(size=40_000) < 0.01, 1, 0)
     calls: list[int] = []
 
     def measurer():
         return lambda cell: (calls.append(cell), float(table[cell]))[1]
 
-    later = TokenWidths.measured_later(list(range(3000)), index, measurer)
+    later = TokenWidths.measured_later(list(range(600)), index, measurer)
     layout = TokenLayout(later, LineBreaks.from_counts(newlines), wrap_width=400.0)
+    first: int | None = None
     rounds = 0
     while not layout.advance(0.0):
         rounds += 1
         assert rounds < 10_000
-    assert rounds > 2900 // 32  # measuring took a call per 32 cells at most
+        if layout.placed() and first is None:
+            first = len(calls)  # cells measured before the first lines were placed
+    assert rounds >= 500  # a call per cell measured
+    from tokviz.gui.compare.token_layout import FIRST_CHUNK
+
+    assert first == len(set(index[: FIRST_CHUNK + layout._longest].tolist())) < 500  # the first screenful's
     assert sorted(calls) == sorted(set(index.tolist())) and later.unmeasured == 100
     up_front = TokenLayout(TokenWidths(table, index), LineBreaks.from_counts(newlines), wrap_width=400.0)
     assert up_front.advance() and up_front.line_starts == layout.line_starts

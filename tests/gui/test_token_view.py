@@ -116,12 +116,12 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
         view.show()
         qtbot.waitExposed(view)
         tokens, cells, widths, breaks = prepare(cols, ViewOptions(), view.fonts)
-        assert widths.unmeasured > 64  # more cells than one slice of no time measures
+        assert widths.unmeasured > 64  # many more cells than one slice of no time measures
         view.set_result(PaneResult(0, text, SpecialPolicy(), ViewOptions(), tokens, cells, widths, breaks,
                                    cols.starts, cols.ends, cols.n_bytes))
         return view
 
-    sliced = view_of(0.0)  # every slice out of time at once: 32 cells measured a slice
+    sliced = view_of(0.0)  # every slice out of time at once: a cell measured a slice
     assert sliced.token_layout is not None and sliced.token_layout.placed() == 0
     sliced.viewport().grab()  # painted with nothing placed
     with qtbot.waitSignal(sliced.laid_out, timeout=10_000):
@@ -129,3 +129,27 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     at_once = view_of(10.0)
     assert at_once.layout_done
     assert sliced.viewport().grab().toImage() == at_once.viewport().grab().toImage()
+
+
+def test_the_painted_lines_a_view_keeps_are_bounded_in_bytes_after_a_scroll_through(qtbot, make_window) -> None:
+    """Scrolled from the top of a long text to its end, a view keeps the last lines it painted
+    up to `LINE_CACHE_BYTES` (or three screenfuls, if those take more): not every line it drew."""
+    from tokviz.gui.compare import token_view as token_view_module
+
+    text = "".join(f"line {i}: the quick brown fox jumps over the lazy dog 안녕 👋\n" for i in range(3000))
+    window = make_window(["cl100k_base"], text)
+    view = window.panes[0].view
+    qtbot.waitUntil(lambda: view.layout_done, timeout=30_000)
+    bar = view.verticalScrollBar()
+    assert bar.maximum() > 50 * view.viewport().height()
+    painted = set()
+    for value in range(0, bar.maximum() + 1, view.viewport().height() // 2):
+        bar.setValue(value)
+        view.viewport().repaint()
+        painted |= set(view._line_cache)
+    pixmap = next(iter(view._line_cache.values()))
+    line_bytes = pixmap.width() * pixmap.height() * 4
+    screens = token_view_module.LINE_CACHE_SCREENS * (len(view.visible_lines()) + 1)
+    assert len(painted) > 4 * screens  # it painted far more lines than it keeps
+    assert len(view._line_cache) <= max(token_view_module.LINE_CACHE_BYTES // line_bytes, screens)
+    assert max(view._line_cache) >= view.token_layout.line_count - len(view.visible_lines()) - 1  # the last ones

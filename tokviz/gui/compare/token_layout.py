@@ -23,6 +23,8 @@ CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even wit
 
 
 CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
+#: the first chunk's: its cells are measured before it is placed, and it holds the first screenful
+FIRST_CHUNK = 1 << 10
 LINE_SUMS_KEPT = 256  # lines whose running sums a layout keeps (a screenful is tens)
 
 
@@ -99,9 +101,11 @@ class TokenWidths:
             width_of = self._width_of[thread] = self._measurer()
         table, own, missing = self._table, self._cells, self._missing
         for i, k in enumerate(cells.tolist()):
+            # after every cell: the first label of a script opens its fallback font's faces
+            # (~10 ms each for CJK and emoji), and two such in one slice made a 50 ms stall
             table[k] = width_of(own[k])
             missing[k] = False
-            if deadline is not None and i % 32 == 31 and time.perf_counter() > deadline:
+            if deadline is not None and time.perf_counter() > deadline:
                 return i + 1 == len(cells)
         return True
 
@@ -195,11 +199,11 @@ class TokenLayout:
         np.cumsum(np.asarray(self.widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
         return sums
 
-    def _line_ends(self, first: int) -> tuple[np.ndarray, np.ndarray]:
+    def _line_ends(self, first: int, size: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
         """For every token s of the chunk from `first`: where a line starting at s ends, and how
         many empty lines follow it ("\n\n")."""
         n, breaks = self.count, self._breaks
-        last = min(first + CHUNK, n)
+        last = min(first + size, n)
         cum = self._sums(first, min(last + self._longest, n))  # every line from the chunk ends in it
         s = np.arange(first, last, dtype=np.int64)
         wrap = np.searchsorted(cum, cum[s - first] + (self.wrap_width + CELL_GAP), side="right") - 1 + first
@@ -222,10 +226,11 @@ class TokenLayout:
         n, s = self.count, self._next
         measured = getattr(self.widths, "measured", None)  # widths measured when first read
         while s < n:
+            size = FIRST_CHUNK if s == 0 else CHUNK
             if deadline is not None and measured is not None and not measured(
-                    s, min(s + CHUNK + self._longest, n), deadline):
+                    s, min(s + size + self._longest, n), deadline):
                 break  # the chunk's cells are measured over more slices
-            end, extra = self._line_ends(s)
+            end, extra = self._line_ends(s, size)
             on_chain = _chain(end - s, len(end))  # the chunk's line starts, from s (local)
             ends, extras = end[on_chain], extra[on_chain]
             # a line ending at e starts the next line at e, after `extra` empty lines ("\n\n")

@@ -53,7 +53,10 @@ LIMIT_PEN = QPen(QColor("#dc2626"), 3.0)
 BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
 PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
-LINE_CACHE_SIZE = 400  # painted lines kept (a line is viewport-wide, a few tens of KB)
+#: what the painted lines kept may hold (a line is viewport-wide: 330 px of a four-pane window is
+#: 45 KB, a 1900 px pane 270 KB; 400 lines of those, kept after a scroll through, were 18-110 MB)
+LINE_CACHE_BYTES = 6 << 20
+LINE_CACHE_SCREENS = 3  # but always this many screenfuls, whatever they take
 UNDERLINE_H = 3.0
 
 
@@ -541,7 +544,9 @@ class TokenView(QAbstractScrollArea):
         self._paint_line_cells(painter, line, height)
         painter.end()
         cache[line] = pixmap
-        if len(cache) > LINE_CACHE_SIZE:
+        keep = max(LINE_CACHE_BYTES // max(pixmap.width() * pixmap.height() * 4, 1),
+                   LINE_CACHE_SCREENS * (len(self.visible_lines()) + 1))
+        while len(cache) > keep:
             cache.popitem(last=False)
         return pixmap
 
