@@ -32,7 +32,7 @@ class ViewOptions:
     color_by_id: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cell:
     """The drawable content of one token."""
 
