@@ -23,7 +23,7 @@ from tokviz.analysis.chat_template import DEFAULT_LIMITS, ChatTemplate, Limits
 from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.compare.cells import ViewOptions, cells_for
+from tokviz.gui.compare.cells import Cell, ViewOptions, cells_for
 from tokviz.gui.compare.pane_worker import PaneResult
 from tokviz.gui.compare.token_layout import LineBreaks, TokenWidths
 from tokviz.gui.work.worker import Job
@@ -107,9 +107,16 @@ def pane_result(analysis: ChatAnalysis, options: ViewOptions, fonts: Fonts, seco
     """The analysis' trusted tokens as the token view's `PaneResult`."""
     tokens = [t.token for t in analysis.tokens]
     cells = cells_for(tokens, options)
-    distinct: dict[int, int] = {}  # id of each distinct Cell object (tokens share them): its place
-    index = np.fromiter((distinct.setdefault(id(c), len(distinct)) for c in cells), dtype=np.int64, count=len(cells))
-    table = list({id(c): c for c in cells}.values())  # in the order of their places
+    table: list[Cell] = []  # each distinct Cell object once (tokens of one id and bytes share one)
+    place: dict[int, int] = {}
+    keys: list[int] = []
+    for cell in cells:
+        k = place.get(id(cell))
+        if k is None:
+            k = place[id(cell)] = len(table)
+            table.append(cell)
+        keys.append(k)
+    index = np.array(keys, dtype=np.int64)
     text = analysis.text
     return PaneResult(
         0, text, SpecialPolicy.parse("none"), options, tokens, cells,

@@ -83,13 +83,14 @@ class TokenWidths:
         """Measure the cells of tokens `a` to `b - 1` that are not measured yet, stopping once the
         `time.perf_counter()` passes `deadline`; True when every one of them is measured (the
         layout measures ahead of a chunk this way, a slice of the GUI thread's time at a time)."""
-        if not len(self._cells) or b <= a:
+        return b <= a or self._measure_keys(self.index[a:b], deadline)
+
+    def _measure_keys(self, keys: np.ndarray, deadline: float | None = None) -> bool:
+        """Measure the cells of `keys` not measured yet (see `measured`)."""
+        if not len(self._cells) or not len(keys):
             return True
-        keys = self.index[a:b]
         missing = self._missing[keys]
-        if not missing.any():
-            return True
-        return self._measure(np.unique(keys[missing]), deadline)
+        return not missing.any() or self._measure(np.unique(keys[missing]), deadline)
 
     def _measure(self, cells: np.ndarray, deadline: float | None = None) -> bool:
         if not len(cells):
@@ -115,10 +116,7 @@ class TokenWidths:
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             keys = self.index[index]
-            if len(self._cells) and len(keys):
-                missing = self._missing[keys]
-                if missing.any():
-                    self._measure(np.unique(keys[missing]))
+            self._measure_keys(keys)
             return self._table[keys]
         key = int(self.index[index])
         if len(self._cells) and self._missing[key]:
