@@ -383,7 +383,7 @@ def report(window, text: str, paste_s: float, times: dict[str, float], gaps: lis
     for p in window.panes:
         if p.result is not None:
             print(f"  {p.spec:>16}: {len(p.result.tokens):>8,} tokens, {p.view.token_layout.line_count:>7,} lines, "
-                  f"worker {p.result.seconds:.2f} s (encode {p.result.tokens.cols.seconds:.2f} s)")
+                  f"worker {p.result.seconds:.2f} s (encode {p.result.tokens.seconds:.2f} s)")
         else:
             print(f"  {p.spec:>16}: error {p.error}")
     print(f"paste into the editor (setPlainText, GUI thread): {paste_s * 1000:.0f} ms")

@@ -7,7 +7,6 @@ import tokenizers
 from tokenizers import models, pre_tokenizers, processors, trainers
 
 from tokviz.core.backends.hf_backend import HFTokenizer
-from tokviz.core.columns import TokenColumns
 from tokviz.core.encode_server import encode, info_of
 from tokviz.core.tokenizer import SpecialPolicy, SpecialsAdded
 from tokviz.core.tokens import TokenKind
@@ -63,9 +62,9 @@ def test_columns_as_the_model_sees_them(vocab) -> None:
     tok = vocab("mistral-7b-v0.1")
     plain = encode(tok, TEXT, SpecialPolicy())
     seen = encode(tok, TEXT, SpecialPolicy(), model_adds=True)
-    tokens = TokenColumns(seen)
+    tokens = seen
     assert seen.ids.tolist() == tok.sp.encode(TEXT, add_bos=True)
-    assert list(tokens)[1:] == list(TokenColumns(plain))
+    assert list(tokens)[1:] == list(plain)
     bos = tokens[0]
     assert (bos.id, bos.piece, bos.kind, bos.start, bos.end) == (1, "<s>", TokenKind.SPECIAL, 0, 0)
     assert info_of(tok).added_before == ("<s>",) and info_of(tok).adds_specials
@@ -73,7 +72,7 @@ def test_columns_as_the_model_sees_them(vocab) -> None:
 
 def test_an_end_token_sits_at_the_end_of_the_text(vocab) -> None:
     tok = vocab("ggml-vocab-bert-bge")  # [CLS] ... [SEP]
-    seen = TokenColumns(encode(tok, "hello world", SpecialPolicy(), model_adds=True))
+    seen = encode(tok, "hello world", SpecialPolicy(), model_adds=True)
     first, last = seen[0], seen[len(seen) - 1]
     assert first.piece == "[CLS]" and (first.start, first.end) == (0, 0)
     assert last.piece == "[SEP]" and (last.start, last.end) == (11, 11) and last.byte_start == 11

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from tokviz.core.columns import TokenColumns
 from tokviz.core.encode_server import encode, receive_reply, serve
+from tokviz.core.encoding import TokenTable
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import TokenKind
 
@@ -21,25 +21,25 @@ def test_columns_rebuild_exactly_the_core_tokens(vocab) -> None:
     text = "根 안녕 👋🏽 <|endoftext|> plain"
     policy = SpecialPolicy.parse("all")
     expected = qwen.encode_with(text, policy)
-    tokens = TokenColumns(encode(qwen, text, policy))
+    tokens = encode(qwen, text, policy)
     assert tokens == expected and len(tokens) == len(expected)
     assert tokens[-1] == expected[-1] and tokens[1:3] == expected[1:3]
     assert {t.kind for t in tokens} >= {TokenKind.FRAGMENT, TokenKind.SPECIAL, TokenKind.NORMAL}
 
 
 def test_compact_columns_are_the_same_tokens_in_fewer_bytes(vocab) -> None:
-    from tokviz.core.encode_server import compact
 
     qwen = vocab("qwen")
     text = "根 안녕 👋🏽 <|endoftext|> plain" * 50
     policy = SpecialPolicy.parse("all")
     cols = encode(qwen, text, policy)
-    small = compact(cols)
+    small = cols.compact()
     assert small.key_index.dtype == np.uint16 and small.ids.dtype == np.int32
     assert same_columns(small, cols)
-    assert TokenColumns(small) == qwen.encode_with(text, policy)
-    many = replace(cols, uniques=cols.uniques * (65536 // len(cols.uniques) + 1))  # more keys than 16 bits count
-    assert compact(many).key_index.dtype == cols.key_index.dtype
+    assert small == qwen.encode_with(text, policy)
+    rows = cols.table.rows()
+    many = replace(cols, table=TokenTable.of_rows(rows * (65536 // len(rows) + 1)))  # more keys than 16 bits count
+    assert many.compact().key_index.dtype == cols.key_index.dtype
 
 
 def start_server():
@@ -132,11 +132,10 @@ def test_a_loaded_panes_requests_go_before_the_next_load() -> None:
 def same_columns(a, b) -> bool:
     names = ("ids", "byte_starts", "byte_ends", "starts", "ends", "key_index")
     return (all(getattr(a, n).tolist() == getattr(b, n).tolist() for n in names)
-            and a.uniques == b.uniques and a.n_bytes == b.n_bytes)
+            and a.table.rows() == b.table.rows() and a.n_bytes == b.n_bytes)
 
 
 def test_concurrent_encodes_of_several_panes_give_the_serial_columns(vocab) -> None:
-    from tokviz.core.encode_server import compact
 
     specs = ["cl100k_base", "qwen", "mistral-7b-v0.1", "cl100k_base"]  # two panes share a vocabulary
     text = "根 안녕 👋🏽 <|endoftext|> plain  text\n\n\tindented " * 3000
@@ -151,7 +150,7 @@ def test_concurrent_encodes_of_several_panes_give_the_serial_columns(vocab) -> N
         replies = {r[1]: r for r in (receive_reply(conn) for _ in specs)}
         for key, spec in enumerate(specs, 1):
             assert replies[key][:3] == ("done", key, key * 10)
-            serial = compact(encode(vocab(spec), text, policy, model_adds=key == 3))
+            serial = encode(vocab(spec), text, policy, model_adds=key == 3).compact()
             assert same_columns(replies[key][3], serial), spec
     finally:
         conn.close()
@@ -241,7 +240,7 @@ def test_a_text_sent_once_serves_every_encode_that_names_it(vocab) -> None:
         odd = "나\ud800 \r\n😀"  # a lone surrogate (Qt's text can hold one) goes through as it is
         conn.send(text_message(9, odd))
         conn.send(("encode", 1, 3, TextRef(9), SpecialPolicy(), False))
-        assert TokenColumns(receive_reply(conn)[3]) == vocab("cl100k_base").encode(odd)
+        assert receive_reply(conn)[3] == vocab("cl100k_base").encode(odd)
     finally:
         conn.close()
         child.join(30)

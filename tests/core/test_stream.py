@@ -45,8 +45,8 @@ def test_stream_equals_whole_encode(vocab, name, special):
     assert len(parts) == 1 if tok.scores_whole_text else len(parts) > 1
     for column in ("ids", "starts", "ends", "byte_starts", "byte_ends"):
         assert joined(parts, column).tolist() == getattr(whole, column).tolist(), column
-    data = [p.uniques[k][1] for p in parts for k in p.key_index.tolist()]
-    assert data == [whole.uniques[k][1] for k in whole.key_index.tolist()]
+    data = [p.table.datas[k] for p in parts for k in p.key_index.tolist()]
+    assert data == [whole.table.datas[k] for k in whole.key_index.tolist()]
 
 
 def test_only_unigram_scores_the_whole_text(vocab):
@@ -103,7 +103,6 @@ def test_window_must_hold_two_overlaps(vocab):
 def test_a_text_encoded_whole_in_windows_has_every_token_of_one_encode(vocab, name, special, monkeypatch):
     """`encode_whole` cuts a text longer than the tokenizer's `encode_window` into windows and
     joins them: the same tokens (ids, bytes, kinds, pieces, spans) as one encode, and n_bytes."""
-    from tokviz.core.columns import TokenColumns
     from tokviz.core.stream import encode_whole
 
     tok = vocab(name)
@@ -113,11 +112,11 @@ def test_a_text_encoded_whole_in_windows_has_every_token_of_one_encode(vocab, na
     window = None if tok.scores_whole_text else 1600
     monkeypatch.setattr(type(tok), "encode_window", property(lambda self: window))
     cut = encode_whole(tok, text, **policy)
-    assert list(TokenColumns(cut)) == list(TokenColumns(whole))
+    assert list(cut) == list(whole)
     assert cut.n_bytes == whole.n_bytes
-    used = {whole.uniques[k] for k in set(whole.key_index.tolist())}
-    assert {cut.uniques[k] for k in set(cut.key_index.tolist())} == used
-    assert len(cut.uniques) <= len(whole.uniques)  # each distinct token once
+    used = {whole.table.row(k) for k in set(whole.key_index.tolist())}
+    assert {cut.table.row(k) for k in set(cut.key_index.tolist())} == used
+    assert len(cut.table) <= len(whole.table)  # each distinct token once
 
 
 def test_sentencepiece_bpe_is_encoded_in_windows_and_unigram_whole(vocab):

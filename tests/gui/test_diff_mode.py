@@ -80,11 +80,10 @@ class _Result:
     """What compute_diff reads of a pane's result: its tokens, text length and token starts."""
 
     def __init__(self, tokenizer, text: str) -> None:
-        from tokviz.core.columns import TokenColumns
 
-        self.tokens = TokenColumns(tokenizer.encode_columns(text))
+        self.tokens = tokenizer.encode_columns(text)
         self.n_chars = len(text)
-        self.starts = self.tokens.cols.starts
+        self.starts = self.tokens.starts
 
 
 TEXTS = st.text(alphabet=st.sampled_from(list("ab c\n대한민국🦙é.,")), max_size=60)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tokviz.core.columns import TokenColumns
 from tokviz.core.encode_server import encode
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
@@ -17,7 +16,7 @@ TEXT = ("안녕하세요 세계 " * 30 + "根据 👨‍👩‍👧 ﬁn ｈｉ\
 
 
 def reference(cols, options, measurer):
-    tokens = TokenColumns(cols)
+    tokens = cols
     cells = [cell_for(t, options) for t in tokens]
     widths = np.array([measurer.width(c) for c in cells])
     fragments = [i for i, c in enumerate(cells) if c.hex]
@@ -80,41 +79,20 @@ def test_the_thread_that_prepares_measures_nothing_the_thread_that_reads_does(qa
 
 
 def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qapp, vocab):
-    from tokviz.core.encode_server import compact
-
-    cols = compact(encode(vocab("cl100k_base"), TEXT, SpecialPolicy()))
+    cols = encode(vocab("cl100k_base"), TEXT, SpecialPolicy()).compact()
     _, cells, _, _ = prepare(cols, ViewOptions(), Fonts.default())
     assert cols.key_index.dtype == np.uint16
     assert cells._index.dtype == np.uint16 and sum(c.cont for c in cells) > 10
-    assert isinstance(cells._index, np.ndarray)  # most of this text's tokens are joined cells: a copy is smaller
-    expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
-    assert cells == expected_cells
-
-
-def test_a_cell_index_with_few_joined_cells_is_the_key_column_patched(qapp, vocab):
-    from tokviz.core.encode_server import compact
-    from tokviz.gui.compare.pane_worker import CellIndex
-
-    text = "The quick brown fox jumps over the lazy dog. " * 2000 + TEXT
-    cols = compact(encode(vocab("cl100k_base"), text, SpecialPolicy()))
-    _, cells, widths, _ = prepare(cols, ViewOptions(), Fonts.default())
-    index = cells._index
-    assert isinstance(index, CellIndex) and index.base is cols.key_index and 10 < len(index.at) < len(cols) / 4
-    assert index.at.nbytes + index.value.nbytes < cols.key_index.nbytes
-    assert widths.index is index
-    expected_cells, expected_widths = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
-    assert cells == expected_cells and widths[0:len(widths)].tolist() == expected_widths.tolist()
-    assert [cells[i] for i in range(len(cells) - 50, len(cells))] == expected_cells[-50:]
     expected_cells, _ = reference(cols, ViewOptions(), CellMeasurer(Fonts.default()))
     assert cells == expected_cells
 
 
 def test_a_cell_column_reads_any_slice_as_a_list_does():
-    from tokviz.gui.compare.pane_worker import CellColumn, CellIndex
+    from tokviz.gui.compare.pane_worker import CellColumn
 
     cells = list("abcdefgh")
     keys = np.array([0, 1, 2, 3, 4], dtype=np.uint16)
-    plain, patched = CellColumn(cells, keys), CellColumn(cells, CellIndex(keys, np.array([1, 3]), np.array([6, 7])))
-    for column, expected in ((plain, list("abcde")), (patched, list("agche"))):
+    plain, joined = CellColumn(cells, keys), CellColumn(cells, np.array([0, 6, 2, 7, 4], dtype=np.int32))
+    for column, expected in ((plain, list("abcde")), (joined, list("agche"))):
         for sl in (slice(None, None, -1), slice(None, None, 2), slice(-2, None), slice(3, 0, -1), slice(4, 1)):
             assert column[sl] == expected[sl], sl

@@ -97,8 +97,7 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     """Widths are measured by the view, a slice of time at a time: a slice may place no line at
     all. A paint then (of the line not placed yet) leaves nothing behind: the lines painted once
     the layout is done are those of a view that laid the same tokens out in one go."""
-    from tokviz.core.columns import share_bounds
-    from tokviz.core.encode_server import compact, encode
+    from tokviz.core.encode_server import encode
     from tokviz.core.tokenizer import SpecialPolicy
     from tokviz.gui.compare import token_view as token_view_module
     from tokviz.gui.compare.cells import ViewOptions
@@ -106,7 +105,7 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     from tokviz.gui.compare.token_view import TokenView
 
     text = KOREAN * 3 + " ".join(f"word{i}" for i in range(200))
-    cols = share_bounds(compact(encode(vocab("cl100k_base"), text, SpecialPolicy())))
+    cols = encode(vocab("cl100k_base"), text, SpecialPolicy()).compact()
 
     def view_of(slice_s: float) -> TokenView:
         monkeypatch.setattr(token_view_module, "LAYOUT_SLICE_S", slice_s)

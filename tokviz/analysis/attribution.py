@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tokviz.core.columns import span_columns
+from tokviz.core.encoding import span_columns
 from tokviz.core.scripts import OTHER, SCRIPTS, char_classes, code_points
 from tokviz.core.tokens import Token
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import regex
 
-from tokviz.core.columns import span_columns
+from tokviz.core.encoding import span_columns
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tokviz.core.columns import TokenColumns
+from tokviz.core.encoding import Encoding
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
-from tokviz.core.tokens import Token, TokenKind
+from tokviz.core.tokens import Token
 
 __all__ = ["BoundaryDiff", "Stretch", "agreement", "cuts_of", "diff_cuttings", "diff_texts"]
 
@@ -93,8 +93,8 @@ class BoundaryDiff:
     def identical(self, a: int = 0, b: int = 1) -> bool:
         """Whether sides `a` and `b` gave the same ids (and so also the same cuts)."""
         ta, tb = self.tokens[a], self.tokens[b]
-        if isinstance(ta, TokenColumns) and isinstance(tb, TokenColumns):
-            return bool(np.array_equal(ta.cols.ids, tb.cols.ids))
+        if isinstance(ta, Encoding) and isinstance(tb, Encoding):
+            return bool(np.array_equal(ta.ids, tb.ids))
         return [t.id for t in ta] == [t.id for t in tb]
 
     def stretch_ranges(self, a: int = 0, b: int = 1) -> np.ndarray:
@@ -140,9 +140,7 @@ def diff_texts(
 
     policy = policy or SpecialPolicy()
     cuttings = [
-        TokenColumns(t.encode_columns(
-            text, allowed_special=policy.allowed_special, disallowed_special=policy.disallowed_special
-        ))
+        t.encode_columns(text, allowed_special=policy.allowed_special, disallowed_special=policy.disallowed_special)
         for t in tokenizers
     ]
     return diff_cuttings(cuttings, len(sanitize(text)), reference)
@@ -158,8 +156,8 @@ def _in_sorted(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _spans(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(tokens, TokenColumns):
-        return tokens.cols.starts, np.asarray(tokens.cols.ends)
+    if isinstance(tokens, Encoding):
+        return tokens.starts, tokens.ends
     n = len(tokens)
     return (np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
             np.fromiter((t.end for t in tokens), dtype=np.int64, count=n))
@@ -170,7 +168,7 @@ def _tokens_in(tokens: Sequence[Token], ranges: np.ndarray) -> Iterator[list[Tok
     """For each `[lo, hi)` of `ranges`, the tokens starting in it: with `lo` and `hi` both cuts,
     exactly the tokens inside. From columns, the tokens of all the ranges are built in one pass."""
     bounds = np.searchsorted(_spans(tokens)[0], ranges, side="left")
-    if not isinstance(tokens, TokenColumns):
+    if not isinstance(tokens, Encoding):
         for i0, i1 in bounds.tolist():
             yield list(tokens[i0:i1])
         return
@@ -178,13 +176,13 @@ def _tokens_in(tokens: Sequence[Token], ranges: np.ndarray) -> Iterator[list[Tok
     # the indices of every range's tokens, concatenated: i0, i0+1, ..., i1-1 per range
     total = int(counts.sum())
     index = np.arange(total, dtype=np.int64) + np.repeat(bounds[:, 0] - np.cumsum(counts) + counts, counts)
-    c = tokens.cols
-    kinds = [(i, data, TokenKind(kind), piece) for i, data, kind, piece in c.uniques]
+    c = tokens
+    rows = c.table.rows()
     built = [
-        Token(kinds[k][0], kinds[k][1], bs, be, st, en, kinds[k][2], kinds[k][3])
-        for k, bs, be, st, en in zip(
-            c.key_index[index].tolist(), c.byte_starts[index].tolist(), c.byte_ends[index].tolist(),
-            c.starts[index].tolist(), c.ends[index].tolist(),
+        Token(i, rows[k][1], bs, be, st, en, rows[k][2], rows[k][3])
+        for i, k, bs, be, st, en in zip(
+            c.ids[index].tolist(), c.key_index[index].tolist(), c.byte_starts[index].tolist(),
+            c.byte_ends[index].tolist(), c.starts[index].tolist(), c.ends[index].tolist(),
         )
     ]
     at = 0

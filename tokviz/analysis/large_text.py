@@ -24,7 +24,6 @@ import numpy as np
 
 from tokviz.analysis.attribution import add_share_counts, share_counts
 from tokviz.analysis.budget import ContextBudget
-from tokviz.core.columns import EncodedColumns, TokenColumns
 from tokviz.core.scripts import SCRIPTS, char_classes
 from tokviz.core.stream import encode_stream
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
@@ -171,7 +170,7 @@ def count_tokens(
         end = int(part.ends[-1])
         char_start = read.start
         chunk, classes = read.take(end)
-        part_shares = share_counts(chunk, TokenColumns(_rebased(part, char_start, byte_start)), classes)
+        part_shares = share_counts(chunk, part.shifted(-char_start, -byte_start), classes)
         shares = add_share_counts(shares, part_shares)
         byte_start += len(chunk.encode("utf-8"))
         if limit is not None and tokens + n > limit:
@@ -183,10 +182,3 @@ def count_tokens(
         fitted = chars if fit is None else min(fit, chars)
         budget = ContextBudget(limit, tokens, fitted, chars, 1, int(tokens <= limit))
     return TokenCounts(tokens, shares, budget)
-
-
-def _rebased(part: EncodedColumns, chars: int, n_bytes: int) -> EncodedColumns:
-    return EncodedColumns(
-        part.ids, part.byte_starts - n_bytes, part.byte_ends - n_bytes, part.starts - chars, part.ends - chars,
-        part.key_index, part.uniques, int(part.byte_ends[-1]) - n_bytes,
-    )

@@ -35,7 +35,6 @@ from tokviz.analysis.attribution import add_share_counts, share_counts, share_we
 from tokviz.analysis.budget import ContextBudget, context_budget
 from tokviz.analysis.large_text import LargeText, count_text, count_tokens
 from tokviz.core.cancel import check
-from tokviz.core.columns import TokenColumns
 from tokviz.core.scripts import SCRIPTS, char_classes
 from tokviz.core.stream import encode_whole
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
@@ -363,10 +362,10 @@ def _analyze(
         counts = {}
         for tokenizer, total_ in zip(tokenizers, totals):
             check(cancel, "analysis")
-            tokens = TokenColumns(encode_whole(
+            tokens = encode_whole(
                 tokenizer, text, allowed_special=options.policy.allowed_special,
                 disallowed_special=options.policy.disallowed_special,
-            ))
+            )
             total_.add(text, tokens, classes, options.limit)
             counts[tokenizer.name] = len(tokens)
         files.append(FileStats(path, stats.chars, stats.bytes, counts))

@@ -19,7 +19,7 @@ from typing import IO, BinaryIO
 import numpy as np
 
 from tokviz.cli.errors import CliError
-from tokviz.core.columns import EncodedColumns
+from tokviz.core.encoding import Encoding
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
 # Backgrounds from the 256-colour cube: light, distinct neighbours; fragments and specials apart.
@@ -127,12 +127,11 @@ class _Trimmed:
             self.held += s
 
 
-def text_tables(cols: EncodedColumns, *, color: bool, visible_whitespace: bool) -> list[str]:
+def text_tables(cols: Encoding, *, color: bool, visible_whitespace: bool) -> list[str]:
     """Per distinct token, the string the terminal output shows for it; with colour, 12 per token
     (the background follows the token's position modulo 12)."""
     table: list[str] = []
-    for token_id, data, kind_value, piece in cols.uniques:
-        kind = TokenKind(kind_value)
+    for token_id, data, kind, piece in cols.table.rows():
         shown = shown_token(Token(token_id, data, 0, 0, 0, 0, kind, piece), visible_whitespace=visible_whitespace)
         newline = "\n" if data.endswith(b"\n") and kind != TokenKind.SPECIAL else ""
         if not color:
@@ -158,7 +157,7 @@ class TextEncoding:
         self._trimmed = _Trimmed(self.body)
         self.count = 0
 
-    def add(self, cols: EncodedColumns, *, color: bool, visible_whitespace: bool) -> None:
+    def add(self, cols: Encoding, *, color: bool, visible_whitespace: bool) -> None:
         n = len(cols)
         if not n:
             return
@@ -191,16 +190,16 @@ class JsonEncoding:
         self.tokens = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")  # noqa: SIM115 (see close)
         self.count = 0
 
-    def add(self, cols: EncodedColumns) -> None:
+    def add(self, cols: Encoding) -> None:
         n = len(cols)
         if not n:
             return
         dumps = _dumps()
         heads, tails = [], []
-        for token_id, data, kind_value, piece in cols.uniques:
+        for token_id, data, kind, piece in cols.table.rows():
             heads.append(f'{{"id": {token_id}, "bytes": {dumps(data.hex())}, "start": ')
             text = data.decode("utf-8", errors="replace")
-            tails.append(f', "kind": {dumps(kind_value)}, "text": {dumps(text)}, "piece": {dumps(piece)}}}')
+            tails.append(f', "kind": {dumps(kind.value)}, "text": {dumps(text)}, "piece": {dumps(piece)}}}')
         keys = cols.key_index.tolist()
         objects = map('{}{}, "end": {}{}'.format, map(heads.__getitem__, keys), cols.starts.tolist(),
                       cols.ends.tolist(), map(tails.__getitem__, keys))

@@ -4,7 +4,7 @@ Why a process: the core builds a 1 MB text's ~300k tokens in C-level loops that 
 for 200-400 ms at a stretch, and a thread in the GUI process would freeze the window that long
 (measured: 1-1.5 s stalls with four panes). In a child process those loops hold the child's GIL.
 What comes back is a handful of numpy arrays and one entry per distinct (id, bytes): cheap to
-pickle, and `TokenColumns` rebuilds any `Token` on demand, equal to the core's own.
+pickle, and the `Encoding` builds any `Token` on demand, equal to the core's own.
 
 One process serves every pane of a window (`serve`): each vocabulary is loaded once (two panes of
 one spec share it), the interpreter, numpy and the catalog are paid for once instead of per pane
@@ -15,7 +15,7 @@ Protocol on a `multiprocessing` pipe (child side in `serve`):
   -> ("load", key, spec)                       <- ("loaded", key, TokenizerInfo) | ("load_failed", key, message)
   -> ("text", 0, number, utf8)                 (no reply: the text an encode's `TextRef(number)` stands for,
                                                   as UTF-8 bytes, surrogates passed: see `text_message`)
-  -> ("encode", key, gen, text, policy, adds)  <- ("done", key, gen, EncodedColumns) | ("failed", key, gen, message)
+  -> ("encode", key, gen, text, policy, adds)  <- ("done", key, gen, Encoding) | ("failed", key, gen, message)
                                                   | ("superseded", key, gen)   (text: a str or a TextRef)
   -> ("stream", key, gen, ids)                 <- ("stream", key, gen, naive, buffered)
   -> ("cancel", key)                           (no reply: the encode at hand for key is not wanted)
@@ -50,9 +50,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from typing import Any, NoReturn
 
-import numpy as np
-
-from tokviz.core.columns import EncodedColumns, with_tokens_around
+from tokviz.core.encoding import Encoding
 from tokviz.core.heap import limit_arenas, trim_heap
 from tokviz.core.stream import encode_whole
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
@@ -87,31 +85,15 @@ def info_of(tokenizer: Tokenizer) -> TokenizerInfo:
     )
 
 
-def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds: bool = False) -> EncodedColumns:
+def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds: bool = False) -> Encoding:
     """The columns of `text`; with `model_adds`, "as the model sees it": with the BOS/EOS the
     model's own tokenizer adds (`Tokenizer.added_around`)."""
     t0 = time.perf_counter()
     cols = encode_whole(tokenizer, text, allowed_special=policy.allowed_special,
                         disallowed_special=policy.disallowed_special)
     if model_adds:
-        cols = with_tokens_around(cols, *tokenizer.added_tokens(text))
-    cols.seconds = time.perf_counter() - t0
-    return cols
-
-
-def compact(cols: EncodedColumns) -> EncodedColumns:
-    """`cols` without its id column (the key column gives every id), with its offset columns
-    as int32 where every value fits (any text under 2 GB), and its key column as uint16 where
-    the distinct keys number 65536 or fewer (a 1 MB text has tens of thousands): fewer bytes to
-    send, to copy and to keep per pane. Values are unchanged."""
-    cols = cols.without_ids()
-    if len(cols.uniques) <= 1 << 16:
-        cols = replace(cols, key_index=cols.key_index.astype(np.uint16))
-    if cols.n_bytes >= np.iinfo(np.int32).max:
-        return cols
-    names = ("byte_starts", "byte_ends", "starts", "ends")
-    small = {name: getattr(cols, name).astype(np.int32) for name in names}
-    return replace(cols, **small)
+        cols = cols.around(*tokenizer.added_tokens(text))
+    return replace(cols, seconds=time.perf_counter() - t0)
 
 
 def send_reply(conn: Connection, reply: tuple[Any, ...]) -> None:
@@ -424,13 +406,14 @@ class _Server:
             return ("superseded", key, gen)
         began = time.perf_counter()
         try:
-            cols = compact(encode(self.loaded[self.spec_of[key]], text, policy, model_adds=model_adds))
+            cols = encode(self.loaded[self.spec_of[key]], text, policy, model_adds=model_adds).compact()
         except ValueError as e:  # disallowed special token: tiktoken's message names the way out
             return ("failed", key, gen, str(e))
         except Exception as e:
             return ("failed", key, gen, f"{type(e).__name__}: {e}")
         done = time.perf_counter()
-        cols.extra["stages"] = [("queued", self.requests.arrived.get(key, began), began), ("encode", began, done)]
+        stages = [("queued", self.requests.arrived.get(key, began), began), ("encode", began, done)]
+        cols = replace(cols, extra={**cols.extra, "stages": stages})
         if len(text) >= 1 << 14:
             self.rate[self.spec_of[key]] = (done - began) / len(text)
         return ("superseded", key, gen) if self.requests.newer_encode(key) else ("done", key, gen, cols)

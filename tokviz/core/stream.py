@@ -55,11 +55,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 
 import numpy as np
 
-from tokviz.core.columns import EncodedColumns
+from tokviz.core.encoding import Encoding
 from tokviz.core.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 #: characters per window, and how many of them the next window shares
@@ -127,13 +126,13 @@ def encode_stream(
     disallowed_special: DisallowedSpecial = (),
     window: int | None = None,
     overlap: int | None = None,
-) -> Iterator[EncodedColumns]:
+) -> Iterator[Encoding]:
     """Yield the tokens of the text `blocks` spell, in order, as columns with spans on the whole
     text; together they are exactly `tokenizer.encode_columns("".join(blocks))`'s tokens.
 
     `window` is the tokenizer's `encode_window` by default (where it encodes faster in windows),
     else `WINDOW`; `overlap` is `OVERLAP`, or a quarter of a smaller window. Each yielded part's
-    `key_index` points into its own `uniques`; its `n_bytes` is the byte offset where the part
+    `key_index` points into its own `table`; its `n_bytes` is the byte offset where the part
     ends. A disallowed special token raises ValueError as `encode` does
     (possibly after earlier parts were yielded).
 
@@ -151,15 +150,11 @@ def encode_stream(
     text = _Text(blocks)
     warned = not tokenizer.scores_whole_text  # a unigram text cut into windows is told (docstring)
 
-    def encode(start: int, end: int) -> EncodedColumns:
+    def encode(start: int, end: int) -> Encoding:
         cols = tokenizer.encode_columns(
             text.slice(start, end), allowed_special=allowed_special, disallowed_special=disallowed_special
         )
-        byte_base = text.byte_offset(start)
-        for column, base in ((cols.starts, start), (cols.ends, start),
-                             (cols.byte_starts, byte_base), (cols.byte_ends, byte_base)):
-            column += base
-        return cols
+        return cols.shifted(start, text.byte_offset(start))
 
     start, end = 0, text.read_to(window)
     cur = encode(start, end)
@@ -183,10 +178,10 @@ def encode_stream(
             first = _index_at(cur, cut)
             continue
         i_cur, i_next = found
-        yield _part(cur, first, i_cur)
+        yield cur.part(first, i_cur)
         text.drop_before(next_start)
         cur, start, end, first = nxt, next_start, next_end, i_next
-    yield _part(cur, first, len(cur))
+    yield cur.part(first, len(cur))
 
 
 def encode_whole(
@@ -195,10 +190,10 @@ def encode_whole(
     *,
     allowed_special: AllowedSpecial = frozenset(),
     disallowed_special: DisallowedSpecial = (),
-) -> EncodedColumns:
+) -> Encoding:
     """`tokenizer.encode_columns(text)`: the same tokens (ids, bytes, spans), encoded window by
     window where the text is longer than the tokenizer's `encode_window` (faster there), else in
-    one call. Windowed, the distinct tokens may be listed in another order (`joined`).
+    one call. Windowed, the distinct tokens may be listed in another order (`Encoding.joined`).
 
     >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
     >>> tok = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
@@ -210,37 +205,10 @@ def encode_whole(
         return tokenizer.encode_columns(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
     parts = list(encode_stream(tokenizer, [text], allowed_special=allowed_special,
                                disallowed_special=disallowed_special))
-    return joined(parts, len(text.encode("utf-8", "surrogatepass")))
+    return Encoding.joined(parts, len(text.encode("utf-8", "surrogatepass")))
 
 
-def joined(parts: list[EncodedColumns], n_bytes: int) -> EncodedColumns:
-    """The parts `encode_stream` yields as one text's columns (of `n_bytes` bytes): each part's
-    keys point into its own window's `uniques`, the joined keys into one list of the distinct
-    tokens, in the order they first occur."""
-    if len(parts) == 1:
-        return replace(parts[0], n_bytes=n_bytes)
-    uniques: list[tuple[int, bytes, str, str]] = []
-    index: dict[tuple[int, bytes], int] = {}
-    keys = []
-    for part in parts:
-        used = np.unique(part.key_index)
-        local = np.zeros(len(part.uniques), dtype=np.int64)
-        for k in used.tolist():
-            u = part.uniques[k]
-            at = index.get((u[0], u[1]))
-            if at is None:
-                at = index[(u[0], u[1])] = len(uniques)
-                uniques.append(u)
-            local[k] = at
-        keys.append(local[part.key_index])
-    return EncodedColumns(
-        np.concatenate([p.ids for p in parts]), np.concatenate([p.byte_starts for p in parts]),
-        np.concatenate([p.byte_ends for p in parts]), np.concatenate([p.starts for p in parts]),
-        np.concatenate([p.ends for p in parts]), np.concatenate(keys), uniques, n_bytes,
-    )
-
-
-def _agreeing_cut(a: EncodedColumns, b: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:
+def _agreeing_cut(a: Encoding, b: Encoding, lo: int, hi: int) -> tuple[int, int] | None:
     """A clean token boundary in [lo, hi] where `a` and `b` cut identically over the whole of it:
     (its index in `a`, its index in `b`), or None."""
     ra = _region(a, lo, hi)
@@ -254,7 +222,9 @@ def _agreeing_cut(a: EncodedColumns, b: EncodedColumns, lo: int, hi: int) -> tup
     for col in ("ids", "starts", "ends", "byte_starts", "byte_ends"):
         if not np.array_equal(getattr(a, col)[a0:a1], getattr(b, col)[b0:b1]):
             return None
-    if [a.uniques[k][1] for k in a.key_index[a0:a1].tolist()] != [b.uniques[k][1] for k in b.key_index[b0:b1].tolist()]:
+    a_datas, b_datas = a.table.datas, b.table.datas
+    if ([a_datas[k] for k in a.key_index[a0:a1].tolist()]
+            != [b_datas[k] for k in b.key_index[b0:b1].tolist()]):
         return None
     # clean boundaries: the token before ends where this one starts, in chars and in bytes
     clean = np.flatnonzero(
@@ -267,7 +237,7 @@ def _agreeing_cut(a: EncodedColumns, b: EncodedColumns, lo: int, hi: int) -> tup
     return a0 + k, b0 + k
 
 
-def _region(cols: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:
+def _region(cols: Encoding, lo: int, hi: int) -> tuple[int, int] | None:
     """The index range of the tokens lying within chars [lo, hi]; None where spans are not in order
     (then no cut is trusted)."""
     starts, ends = cols.starts, cols.ends
@@ -278,17 +248,9 @@ def _region(cols: EncodedColumns, lo: int, hi: int) -> tuple[int, int] | None:
     return (i, j) if i < j else None
 
 
-def _index_at(cols: EncodedColumns, cut: int) -> int:
+def _index_at(cols: Encoding, cut: int) -> int:
     """The first token starting at char `cut` or later, which a widened window must start with."""
     i = int(np.searchsorted(cols.starts, cut, "left"))
     if i < len(cols) and i > 0 and cols.ends[i - 1] > cut:
         raise RuntimeError(f"a widened window crosses the cut at char {cut}")
     return i
-
-
-def _part(cols: EncodedColumns, i: int, j: int) -> EncodedColumns:
-    n_bytes = int(cols.byte_ends[j - 1]) if j > i else 0
-    return EncodedColumns(
-        cols.ids[i:j], cols.byte_starts[i:j], cols.byte_ends[i:j], cols.starts[i:j], cols.ends[i:j],
-        cols.key_index[i:j], cols.uniques, n_bytes,
-    )

@@ -22,7 +22,7 @@ from typing import Any, Literal, NamedTuple
 
 import regex
 
-from tokviz.core.columns import EncodedColumns, columns_from_laid
+from tokviz.core.encoding import Encoding
 from tokviz.core.layout import Laid, TokenInfo
 from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
 
@@ -269,8 +269,8 @@ class Tokenizer(abc.ABC):
         *,
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = (),
-    ) -> EncodedColumns:
-        """`encode` as columns (see `tokviz.core.columns`), without building Token objects."""
+    ) -> Encoding:
+        """`encode` as an `Encoding` (columns), without building Token objects."""
         text = sanitize(text)
         try:
             return self._columns(text, allowed_special, disallowed_special)
@@ -278,7 +278,7 @@ class Tokenizer(abc.ABC):
             self._forget_offset_map(text)
 
     def _columns(self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
-                 ) -> EncodedColumns:
+                 ) -> Encoding:
         omap = self._offset_map(text)
         parts: list[Laid] = []
         gap: int | None = None  # as in `_cut`: a dropped segment goes to the following token
@@ -300,7 +300,7 @@ class Tokenizer(abc.ABC):
             last = parts[-1]
             last.ends, last.byte_ends = last.ends.copy(), last.byte_ends.copy()
             last.ends[-1], last.byte_ends[-1] = len(text), len(omap.data)
-        return columns_from_laid(parts, self._info_for, len(omap.data))
+        return Encoding.of_laid(parts, self._info_for, len(omap.data))
 
     def encode_ids(self, text: str, **policy: Any) -> list[int]:
         return [t.id for t in self.encode(text, **policy)]

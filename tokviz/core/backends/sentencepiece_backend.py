@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from tokviz.core.columns import distinct_ids
+from tokviz.core.encoding import distinct_ids
 from tokviz.core.layout import Laid, TokenInfo, fill_gaps
 from tokviz.core.tokenizer import (
     PieceType,

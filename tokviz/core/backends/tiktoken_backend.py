@@ -16,7 +16,7 @@ import numpy as np
 import tiktoken
 
 from tokviz.core.backends.panics import is_panic, library_calls
-from tokviz.core.columns import EncodedColumns, distinct_ids
+from tokviz.core.encoding import Encoding, TokenTable, distinct_ids
 from tokviz.core.layout import tokens_from_bytes
 from tokviz.core.tokenizer import (
     AllowedSpecial,
@@ -312,7 +312,7 @@ class TiktokenTokenizer(Tokenizer):
         *,
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = (),
-    ) -> EncodedColumns:
+    ) -> Encoding:
         """Columns straight from tiktoken's ids: no Token objects, every pass in numpy (a 1 MB text
         in ~0.2 s, most of it tiktoken's own encode). The ids come as an array
         (`encode_to_numpy`, the same ids as `encode`): no list of 300k ints built and converted."""
@@ -329,8 +329,8 @@ class TiktokenTokenizer(Tokenizer):
         byte_ends = np.cumsum(lengths[key_index])
         byte_starts = byte_ends - lengths[key_index]
         starts, ends = omap.char_span_arrays(byte_starts, byte_ends)
-        uniques = [(i, info.data[i], info.kind[i].value, info.piece[i]) for i in present]
-        return EncodedColumns(id_array, byte_starts, byte_ends, starts, ends, key_index, uniques, len(omap.data))
+        table = TokenTable.of_rows((i, info.data[i], info.kind[i], info.piece[i]) for i in present)
+        return Encoding(id_array, byte_starts, byte_ends, starts, ends, key_index, table, len(omap.data))
 
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
         return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))

@@ -27,8 +27,8 @@ from typing import overload
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.columns import EncodedColumns, PatchedColumn, PatchedEnds, TokenColumns, share_bounds, token_ids
 from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, text_message
+from tokviz.core.encoding import Encoding, token_ids
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
@@ -64,7 +64,7 @@ class PaneResult:
     widths: np.ndarray | TokenWidths  # indexed alike (an index: a float; a slice: an array)
     breaks: LineBreaks  # the tokens that end a line with newlines
     starts: np.ndarray  # character spans, non-decreasing
-    ends: np.ndarray | PatchedEnds  # indexed as an array is
+    ends: np.ndarray
     n_bytes: int
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
@@ -79,18 +79,12 @@ class PaneResult:
         return token_ids(self.tokens)
 
 
-#: a pane's cell index: its key column, patched at the tokens whose cell is a joined one (the
-#: joined cells of fragment runs: 2-18 % of a 1 MB text's tokens, 6 bytes each, where a copy of
-#: the key column is 2 bytes a token)
-CellIndex = PatchedColumn
-
-
 class CellColumn(Sequence[Cell]):
     """A pane's cells without a list of one reference per token: token i's cell is
     `cells[index[i]]`, where `cells` holds each distinct (id, bytes)'s cell and the joined cells
-    of fragment runs, and `index` is the text's key column (patched where runs are joined)."""
+    of fragment runs, and `index` is the text's key column (another where runs are joined)."""
 
-    def __init__(self, cells: list[Cell], index: np.ndarray | CellIndex) -> None:
+    def __init__(self, cells: list[Cell], index: np.ndarray) -> None:
         self._cells, self._index = cells, index
 
     def __len__(self) -> int:
@@ -121,16 +115,16 @@ class CellColumn(Sequence[Cell]):
     __hash__ = None  # type: ignore[assignment]
 
 
-def prepare(cols: EncodedColumns, options: ViewOptions, fonts: Fonts) -> tuple[
-    TokenColumns, CellColumn, TokenWidths, LineBreaks
+def prepare(cols: Encoding, options: ViewOptions, fonts: Fonts) -> tuple[
+    Encoding, CellColumn, TokenWidths, LineBreaks
 ]:
     """Tokens, cells, widths and line breaks; Python code runs once per distinct (id, bytes)
     and once per distinct fragment run, never once per token (a loop or list over 300k tokens
     holds this process's GIL for tens of milliseconds at a stretch: a stall of the window).
     What is kept per token is the cell column alone (2 bytes a token where the cells number
     65536 or fewer): widths are one per cell, newlines one per line."""
-    tokens = TokenColumns(cols)
-    cells = [cell_for(t, options) for t in tokens.unique_tokens()]
+    tokens = cols
+    cells = [cell_for(t, options) for t in tokens.distinct_tokens()]
     unique_newlines = np.array([c.newlines for c in cells], dtype=np.int32)
     ki = cols.key_index
     fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
@@ -153,8 +147,8 @@ def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
     return small if np.array_equal(small, values) else values
 
 
-def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
-                        options: ViewOptions) -> np.ndarray | CellIndex:
+def _join_fragment_runs(tokens: Encoding, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
+                        options: ViewOptions) -> np.ndarray:
     """The cell index of every token once each run of neighbouring fragment cells has its
     joined cells (`join_fragments`); the joined cells are appended to `cells`.
 
@@ -187,12 +181,7 @@ def _join_fragment_runs(tokens: TokenColumns, cells: list[Cell], fragments: np.n
         at.append(places[changed])
         value.append(cell_of[changed])
     where, cell_of = np.concatenate(at), np.concatenate(value)
-    order = np.argsort(where, kind="stable")
-    patched = CellIndex(key_index, where[order], cell_of[order])
-    copy_size = 2 if len(cells) <= 1 << 16 else patched.dtype.itemsize  # what the copy would be narrowed to
-    if patched.at.nbytes + patched.value.nbytes < len(key_index) * copy_size:
-        return patched
-    index = key_index.astype(np.int32)  # most tokens are joined ones (Korean, say): a copy is smaller
+    index = key_index.astype(np.int32)
     index[where] = cell_of
     return narrowed(index, np.uint16)
 
@@ -340,7 +329,7 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
             channel.shared.restart(channel._sent)
             info = channel.load(job)
         yield Loaded(info)
-        last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None = None
+        last: tuple[str, SpecialPolicy, Encoding, bool] | None = None
         while True:
             kind, request = inbox.get(job)
             if kind == "stream":
@@ -373,7 +362,7 @@ PREPARING = SharedThread(name="tokviz-cells")
 
 
 def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
-              last: tuple[str, SpecialPolicy, EncodedColumns, bool] | None):
+              last: tuple[str, SpecialPolicy, Encoding, bool] | None):
     t0 = time.perf_counter()
     if (last is not None and last[1] == req.policy and last[3] == req.model_adds
             and (last[0] is req.text or last[0] == req.text)):
@@ -385,7 +374,7 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
             return PaneCancelled(req.gen), last
         if reply[0] != "done":
             return PaneFailed(req.gen, reply[-1]), last
-        cols = share_bounds(reply[3])  # the received byte spans' buffers go: one array of bounds serves both
+        cols = reply[3]
         del reply
         last = (req.text, req.policy, cols, req.model_adds)
     received = time.perf_counter()

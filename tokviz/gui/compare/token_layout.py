@@ -17,8 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from tokviz.core.columns import PatchedEnds
-
 CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even with equal colours
 
 
@@ -322,7 +320,7 @@ def _chain(step: np.ndarray, m: int) -> np.ndarray:
     return at
 
 
-def covering(starts: np.ndarray, ends: np.ndarray | PatchedEnds, a: int, b: int) -> range:
+def covering(starts: np.ndarray, ends: np.ndarray, a: int, b: int) -> range:
     """Indices of tokens whose character spans overlap `[a, b)` (a caret `a == b` means `[a, a+1)`).
 
     Spans are in text order, so both `starts` and `ends` are non-decreasing.

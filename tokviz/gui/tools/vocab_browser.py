@@ -59,6 +59,7 @@ from tokviz.analysis.vocabulary import (
     occurrences,
 )
 from tokviz.core import catalog
+from tokviz.core.encoding import Encoding
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import Token, TokenKind
 from tokviz.gui.widgets.dialogs import WorkDialog
@@ -219,12 +220,10 @@ def _load_table(spec: str, tokenizer: Tokenizer | None, text: str, tokens: Seque
 
 
 def _token_columns(tokens: Sequence[Token]) -> tuple[list[int], np.ndarray, np.ndarray]:
-    """Ids and character spans; a pane's column-backed tokens (`.cols`) give them without
-    building a `Token` per element."""
-    cols = getattr(tokens, "cols", None)
-    if cols is not None and all(hasattr(cols, name) for name in ("ids", "starts", "ends")):
-        starts, ends = (np.asarray(c, dtype=np.int64) for c in (cols.starts, cols.ends))
-        return np.asarray(cols.ids).tolist(), starts, ends
+    """Ids and character spans; an `Encoding` (a pane's tokens) gives them without building a
+    `Token` per element."""
+    if isinstance(tokens, Encoding):
+        return tokens.ids.tolist(), tokens.starts.astype(np.int64), tokens.ends.astype(np.int64)
     return (
         [t.id for t in tokens],
         np.fromiter((t.start for t in tokens), dtype=np.int64, count=len(tokens)),

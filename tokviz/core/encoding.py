@@ -1,0 +1,364 @@
+"""`Encoding`: one text's tokens as columns, the one result type of an encode.
+
+In the spirit of Hugging Face's `Encoding`: plain numpy columns (ids, byte and character spans,
+one key per token into a table of the distinct tokens), frozen, with the lookups the views and
+analyses need (`token_at_char`, `tokens_in_chars`, `token_text`). A 1 MB text has ~300k tokens
+and a few tens of thousands of distinct ones, so per-token facts are numbers and everything else
+(bytes, kind, piece) is told once per distinct token, in `TokenTable`. An `Encoding` reads as a
+sequence of `Token`s, each built only when asked for (a tooltip, `--json`) and equal to
+`Tokenizer.encode`'s.
+
+This module cuts nothing: backends lay tokens out (`Laid`, `TokenInfo` in `tokviz.core.layout`)
+and `Encoding.of_laid` puts them together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, overload
+
+import numpy as np
+
+from tokviz.core.layout import Laid, TokenInfo, gc_paused
+from tokviz.core.tokens import Token, TokenKind, display_text
+
+#: a kind's code in `TokenTable.kinds` is its index here
+KINDS: tuple[TokenKind, ...] = tuple(TokenKind)
+_CODE = {kind: code for code, kind in enumerate(KINDS)}
+
+#: what one id stands for, in the order `Token` holds them: (id, bytes, kind, piece)
+Row = tuple[int, bytes, TokenKind, str]
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTable:
+    """The distinct tokens of an encoding, row by row: id, bytes, kind (a code into `KINDS`) and
+    piece. Two rows may share an id where a token stands for other bytes than its id's (an
+    unknown token stands for the text it replaced); (id, bytes) is always distinct.
+
+    >>> table = TokenTable.of_rows([(15339, b"hello", TokenKind.NORMAL, "hello")])
+    >>> table.row(0), table.kinds.dtype
+    ((15339, b'hello', <TokenKind.NORMAL: 'normal'>, 'hello'), dtype('uint8'))
+    """
+
+    ids: np.ndarray
+    datas: list[bytes]
+    kinds: np.ndarray
+    pieces: list[str]
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Row]) -> TokenTable:
+        ids: list[int] = []
+        datas: list[bytes] = []
+        kinds: list[int] = []
+        pieces: list[str] = []
+        for token_id, data, kind, piece in rows:
+            ids.append(token_id)
+            datas.append(data)
+            kinds.append(_CODE[kind])
+            pieces.append(piece)
+        return cls(np.array(ids, dtype=np.int64), datas, np.array(kinds, dtype=np.uint8), pieces)
+
+    def __len__(self) -> int:
+        return len(self.datas)
+
+    def row(self, k: int) -> Row:
+        return int(self.ids[k]), self.datas[k], KINDS[self.kinds[k]], self.pieces[k]
+
+    def rows(self) -> list[Row]:
+        kinds = [KINDS[code] for code in self.kinds.tolist()]
+        return list(zip(self.ids.tolist(), self.datas, kinds, self.pieces))
+
+    def lengths(self) -> np.ndarray:
+        """The byte length of each row's bytes."""
+        return np.fromiter(map(len, self.datas), dtype=np.int64, count=len(self.datas))
+
+    def joined(self, rows: Iterable[Row]) -> tuple[TokenTable, list[int]]:
+        """This table with the rows it lacks appended, and the index of each given row in it."""
+        index_of = {key: k for k, key in enumerate(zip(self.ids.tolist(), self.datas))}
+        extra: list[Row] = []
+        where = []
+        for row in rows:
+            key = (row[0], row[1])
+            if key not in index_of:
+                index_of[key] = len(self) + len(extra)
+                extra.append(row)
+            where.append(index_of[key])
+        if not extra:
+            return self, where
+        return TokenTable.of_rows([*self.rows(), *extra]), where
+
+
+@dataclass(frozen=True, eq=False)
+class Encoding(Sequence[Token]):
+    """One encode, column by column: token i is `ids[i]`, spanning bytes `byte_starts[i]` to
+    `byte_ends[i]` and characters `starts[i]` to `ends[i]` of the text, and standing for row
+    `key_index[i]` of `table`. Spans are in text order (both starts and ends non-decreasing).
+    `n_bytes` is the text's UTF-8 length; `seconds` and `extra` say how it was made.
+
+    >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
+    >>> tiny = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
+    >>> enc = tiny.encode_columns("ab ba")
+    >>> enc.ids.tolist(), enc.token_at_char(3), enc.tokens_in_chars(1, 4), enc.token_text(1)
+    ([3, 2, 1, 0], 2, range(0, 3), '·')
+    >>> enc[0]
+    Token(id=3, bytes=b'ab', byte_start=0, byte_end=2, start=0, end=2, kind=<TokenKind.NORMAL: 'normal'>, piece='ab')
+    """
+
+    ids: np.ndarray
+    byte_starts: np.ndarray
+    byte_ends: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    key_index: np.ndarray
+    table: TokenTable
+    n_bytes: int
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- made from ---------------------------------------------------------------------------
+    @classmethod
+    def of_tokens(cls, tokens: Sequence[Token], n_bytes: int) -> Encoding:
+        """The columns of `tokens` (every pass over them is C-level: transpose, dict, map)."""
+        n = len(tokens)
+        if n == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(empty, empty, empty, empty, empty, np.zeros(0, dtype=np.int32), TokenTable.of_rows([]),
+                       n_bytes)
+        with gc_paused():  # the transposed tuples hold no cycles; collections would only rescan them
+            ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
+            keys = list(zip(ids, datas))
+            index_of = dict.fromkeys(keys, 0)
+            for i, key in enumerate(index_of):
+                index_of[key] = i
+            where = dict(zip(keys, range(n)))  # one token per distinct key, for its kind and piece
+            firsts = map(tokens.__getitem__, where.values())
+            table = TokenTable.of_rows((t.id, t.bytes, t.kind, t.piece) for t in firsts)
+            key_index = np.fromiter(map(index_of.__getitem__, keys), dtype=np.int32, count=n)
+
+        def column(values: tuple[int, ...]) -> np.ndarray:
+            return np.array(values, dtype=np.int64)
+
+        return cls(column(ids), column(byte_starts), column(byte_ends), column(starts), column(ends), key_index,
+                   table, n_bytes)
+
+    @classmethod
+    def of_laid(cls, parts: Sequence[Laid], info_for: Callable[[list[int]], TokenInfo], n_bytes: int) -> Encoding:
+        """The columns of the arrays backends lay out. Tokens are told apart by (id, bytes) only
+        where a token's bytes are not its id's (unknown tokens); otherwise the id alone is the
+        key. `info_for(ids)` gives the bytes, kind and piece of the distinct ids. Every pass over
+        the tokens is in numpy; Python code runs once per distinct id, and once per token only in
+        a part that carries its own bytes (`Laid.datas`)."""
+        if not parts:
+            return cls.of_tokens([], n_bytes)
+        ids = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in parts])
+        distinct, key_index = distinct_ids(ids)
+        ids_present = distinct.tolist()
+        info = info_for(ids_present)
+        rows: list[Row] = [(i, info.data[i], info.kind[i], info.piece[i]) for i in ids_present]
+        offset = 0
+        own: dict[tuple[int, bytes], int] = {}  # (id, bytes) of tokens whose bytes are not their id's
+        for part in parts:
+            if part.datas is not None:
+                data_of = info.data.__getitem__
+                for k, (i, d) in enumerate(zip(part.ids, part.datas)):
+                    if d != data_of(i):
+                        key = (i, d)
+                        if key not in own:
+                            own[key] = len(rows)
+                            rows.append((i, d, info.kind[i], info.piece[i]))
+                        key_index[offset + k] = own[key]
+            offset += len(part.ids)
+        return cls(
+            ids, np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
+            np.concatenate([p.starts for p in parts]), np.concatenate([p.ends for p in parts]), key_index,
+            TokenTable.of_rows(rows), n_bytes,
+        )
+
+    @classmethod
+    def joined(cls, parts: Sequence[Encoding], n_bytes: int) -> Encoding:
+        """Consecutive parts of one text (each with spans on the whole text and keys into its own
+        table) as one encoding of `n_bytes` bytes, its table listing the distinct tokens in the
+        order they first occur."""
+        if len(parts) == 1:
+            return replace(parts[0], n_bytes=n_bytes)
+        rows: list[Row] = []
+        index: dict[tuple[int, bytes], int] = {}
+        keys = []
+        for part in parts:
+            local = np.zeros(len(part.table), dtype=np.int64)
+            for k in np.unique(part.key_index).tolist():
+                row = part.table.row(k)
+                at = index.get((row[0], row[1]))
+                if at is None:
+                    at = index[(row[0], row[1])] = len(rows)
+                    rows.append(row)
+                local[k] = at
+            keys.append(local[part.key_index])
+        return cls(
+            np.concatenate([p.ids for p in parts]), np.concatenate([p.byte_starts for p in parts]),
+            np.concatenate([p.byte_ends for p in parts]), np.concatenate([p.starts for p in parts]),
+            np.concatenate([p.ends for p in parts]), np.concatenate(keys), TokenTable.of_rows(rows), n_bytes,
+        )
+
+    # -- derived encodings --------------------------------------------------------------------
+    def around(self, before: Sequence[Token], after: Sequence[Token]) -> Encoding:
+        """This encoding with `before` put in front and `after` behind (the BOS/EOS a model adds,
+        from `Tokenizer.added_tokens`)."""
+        if not before and not after:
+            return self
+        table, keys = self.table.joined((t.id, t.bytes, t.kind, t.piece) for t in (*before, *after))
+
+        def joined(column: np.ndarray, values: Iterable[int]) -> np.ndarray:
+            given = list(values)
+            head = np.array(given[:len(before)], dtype=column.dtype)
+            tail = np.array(given[len(before):], dtype=column.dtype)
+            return np.concatenate([head, column, tail])
+
+        around = (*before, *after)
+        return Encoding(
+            joined(self.ids, (t.id for t in around)), joined(self.byte_starts, (t.byte_start for t in around)),
+            joined(self.byte_ends, (t.byte_end for t in around)), joined(self.starts, (t.start for t in around)),
+            joined(self.ends, (t.end for t in around)), joined(self.key_index.astype(np.int32), keys),
+            table, self.n_bytes, self.seconds, dict(self.extra),
+        )
+
+    def part(self, i: int, j: int) -> Encoding:
+        """Tokens `i` to `j - 1` (spans unchanged), whose `n_bytes` is where the last one ends."""
+        n_bytes = int(self.byte_ends[j - 1]) if j > i else 0
+        return Encoding(self.ids[i:j], self.byte_starts[i:j], self.byte_ends[i:j], self.starts[i:j],
+                        self.ends[i:j], self.key_index[i:j], self.table, n_bytes)
+
+    def shifted(self, chars: int, n_bytes: int) -> Encoding:
+        """The same tokens with every span moved by `chars` characters and `n_bytes` bytes."""
+        return Encoding(self.ids, self.byte_starts + n_bytes, self.byte_ends + n_bytes, self.starts + chars,
+                        self.ends + chars, self.key_index, self.table, self.n_bytes + n_bytes)
+
+    def compact(self) -> Encoding:
+        """The same encoding in fewer bytes: ids and offsets int32 where every value fits (ids
+        below 2**31, a text under 2 GB), keys uint16 where the table has at most 65536 rows."""
+        key_index = self.key_index.astype(np.uint16) if len(self.table) <= 1 << 16 else self.key_index
+        fits = not len(self.ids) or int(self.ids.max()) < np.iinfo(np.int32).max
+        ids = self.ids.astype(np.int32) if fits else self.ids
+        small = self.n_bytes < np.iinfo(np.int32).max
+
+        def offsets(column: np.ndarray) -> np.ndarray:
+            return column.astype(np.int32) if small else column
+
+        return Encoding(ids, offsets(self.byte_starts), offsets(self.byte_ends), offsets(self.starts),
+                        offsets(self.ends), key_index, self.table, self.n_bytes, self.seconds, self.extra)
+
+    # -- reading ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.key_index)
+
+    @overload
+    def __getitem__(self, index: int) -> Token: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Token]: ...
+
+    def __getitem__(self, index: int | slice) -> Token | list[Token]:
+        n = len(self)
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if step == 1:
+                return self.tokens(start, stop)
+            return [self[i] for i in range(start, stop, step)]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("token index out of range")
+        k = int(self.key_index[index])
+        table = self.table
+        return Token(int(self.ids[index]), table.datas[k], int(self.byte_starts[index]), int(self.byte_ends[index]),
+                     int(self.starts[index]), int(self.ends[index]), KINDS[table.kinds[k]], table.pieces[k])
+
+    def __iter__(self) -> Iterator[Token]:
+        for start in range(0, len(self), 1 << 12):
+            yield from self.tokens(start, min(start + (1 << 12), len(self)))
+
+    def tokens(self, start: int, stop: int) -> list[Token]:
+        """Tokens `start` to `stop - 1`, each column read once as a list."""
+        if stop <= start:
+            return []
+        table = self.table
+        datas, pieces = table.datas, table.pieces
+        kinds = [KINDS[code] for code in table.kinds.tolist()]
+        return [
+            Token(i, datas[k], bs, be, s, e, kinds[k], pieces[k])
+            for i, k, bs, be, s, e in zip(
+                self.ids[start:stop].tolist(), self.key_index[start:stop].tolist(),
+                self.byte_starts[start:stop].tolist(), self.byte_ends[start:stop].tolist(),
+                self.starts[start:stop].tolist(), self.ends[start:stop].tolist(),
+            )
+        ]
+
+    def distinct_tokens(self) -> list[Token]:
+        """One token per row of `table`, in its order (spans zero)."""
+        return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self.table.rows()]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another encoding or a list of the same tokens."""
+        if isinstance(other, Encoding):
+            other = list(other)
+        return isinstance(other, list) and len(other) == len(self) and list(self) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- lookups ------------------------------------------------------------------------------
+    def tokens_in_chars(self, a: int, b: int) -> range:
+        """The tokens whose character spans overlap `[a, b)` (a caret, `a == b`, means
+        `[a, a + 1)`)."""
+        if b <= a:
+            b = a + 1
+        first = int(np.searchsorted(self.ends, a, side="right"))
+        last = int(np.searchsorted(self.starts, b, side="left"))
+        return range(first, max(first, last))
+
+    def token_at_char(self, pos: int) -> int | None:
+        """The first token whose span holds character `pos`; None where no token does."""
+        found = self.tokens_in_chars(pos, pos)
+        return found.start if found else None
+
+    def token_text(self, i: int, *, visible_whitespace: bool = True) -> str:
+        """Token `i`'s bytes as the views show them (`display_text`)."""
+        return display_text(self.table.datas[int(self.key_index[i])], visible_whitespace=visible_whitespace)
+
+
+def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(ids, return_inverse=True)` for token ids (small non-negative integers), in
+    linear time: a table as long as the largest id marks the ids present (a sort is several
+    times slower on a long text). The inverse is int32.
+
+    >>> distinct, inverse = distinct_ids(np.array([7, 3, 7, 0]))
+    >>> distinct.tolist(), inverse.tolist()
+    ([0, 3, 7], [2, 1, 2, 0])
+    """
+    if not len(ids):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    present[ids] = True
+    rank = np.cumsum(present, dtype=np.int32)
+    rank -= 1
+    return np.flatnonzero(present), rank[ids]
+
+
+def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`(byte_starts, byte_ends, starts)` of `tokens` as arrays: an `Encoding`'s own, else made in
+    one pass."""
+    if isinstance(tokens, Encoding):
+        return tokens.byte_starts, tokens.byte_ends, tokens.starts
+    n = len(tokens)
+    return (
+        np.fromiter((t.byte_start for t in tokens), dtype=np.int64, count=n),
+        np.fromiter((t.byte_end for t in tokens), dtype=np.int64, count=n),
+        np.fromiter((t.start for t in tokens), dtype=np.int64, count=n),
+    )
+
+
+def token_ids(tokens: Sequence[Token]) -> np.ndarray:
+    """The id of every token of `tokens` as an array (an `Encoding`'s own column)."""
+    if isinstance(tokens, Encoding):
+        return tokens.ids
+    return np.fromiter((t.id for t in tokens), dtype=np.int64, count=len(tokens))
