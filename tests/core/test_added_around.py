@@ -7,9 +7,10 @@ import tokenizers
 from tokenizers import models, pre_tokenizers, processors, trainers
 
 from tokviz.core.backends.hf_backend import HFTokenizer
-from tokviz.core.encode_server import encode, info_of
 from tokviz.core.tokenizer import SpecialPolicy, SpecialsAdded
 from tokviz.core.tokens import TokenKind
+from tokviz.service.protocol import TokenizerInfo
+from tokviz.service.server import encode
 
 TEXT = "Hello world! 안녕하세요 👋🏽\ndef f(x): return x"
 
@@ -55,7 +56,7 @@ def test_gguf_follows_the_files_add_bos_token(vocab) -> None:
 def test_tiktoken_adds_nothing(vocab) -> None:
     tok = vocab("cl100k_base")
     assert tok.added_around(TEXT) is None and tok.added_tokens(TEXT) == ([], [])
-    assert not info_of(tok).adds_specials
+    assert not TokenizerInfo.of(tok).adds_specials
 
 
 def test_columns_as_the_model_sees_them(vocab) -> None:
@@ -67,7 +68,7 @@ def test_columns_as_the_model_sees_them(vocab) -> None:
     assert list(tokens)[1:] == list(plain)
     bos = tokens[0]
     assert (bos.id, bos.piece, bos.kind, bos.start, bos.end) == (1, "<s>", TokenKind.SPECIAL, 0, 0)
-    assert info_of(tok).added_before == ("<s>",) and info_of(tok).adds_specials
+    assert TokenizerInfo.of(tok).added_before == ("<s>",) and TokenizerInfo.of(tok).adds_specials
 
 
 def test_an_end_token_sits_at_the_end_of_the_text(vocab) -> None:

@@ -7,7 +7,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
 from tokviz.core.tokens import display_text
 
 from .texts import MULTILINGUAL

@@ -50,7 +50,7 @@ def test_the_window_and_the_tokenizer_process_do_not_load_openssl_or_tiktoken_to
     """`hashlib` (and `secrets`, through `hmac`) load OpenSSL, ~3.4 MB resident: the window's
     modules and the tokenizer process's import them only where a file is verified; tiktoken
     (~2.5 MB) only where a tokenizer is built, which the window never does."""
-    code = ("import sys, tokviz.gui.app, tokviz.core.encode_server, tokviz.core.catalog; "
+    code = ("import sys, tokviz.gui.app, tokviz.service.server, tokviz.core.catalog; "
             "print(sorted(m for m in ('_hashlib', 'hashlib', 'hmac', 'secrets', 'tiktoken') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert proc.stdout.strip() == "[]"

@@ -97,12 +97,12 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     """Widths are measured by the view, a slice of time at a time: a slice may place no line at
     all. A paint then (of the line not placed yet) leaves nothing behind: the lines painted once
     the layout is done are those of a view that laid the same tokens out in one go."""
-    from tokviz.core.encode_server import encode
     from tokviz.core.tokenizer import SpecialPolicy
     from tokviz.gui.compare import token_view as token_view_module
     from tokviz.gui.compare.cells import ViewOptions
     from tokviz.gui.compare.pane_worker import PaneResult, prepare
     from tokviz.gui.compare.token_view import TokenView
+    from tokviz.service.server import encode
 
     text = KOREAN * 3 + " ".join(f"word{i}" for i in range(200))
     cols = encode(vocab("cl100k_base"), text, SpecialPolicy()).compact()

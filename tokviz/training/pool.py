@@ -1,11 +1,9 @@
 """Counting worker processes, started once per run, that never outlive the process that started them.
 
-`CountingPool(workers, pattern, non_utf8)` starts `workers` processes: spawned
-(`core.spawn.SpawnProcess`, which starts no resource tracker process beside them), never
-forked (the GUI's process runs Qt threads, whose locks a forked child inherits), and not from a
-forkserver (its server process and the tracker it starts live as long as the process that
-started them, 13 + 12 MB of the tree's resident memory on the bench; a spawned worker imports
-what it needs itself, ~0.3 s, while this process counts). `count(pieces,
+`CountingPool(workers, pattern, non_utf8)` starts `workers` processes: spawned, never forked
+(the GUI's process runs Qt threads, whose locks a forked child inherits), and not from a
+forkserver (its server process lives as long as the process that started it; a spawned worker
+imports what it needs itself while this process counts). `count(pieces,
 reporter)` deals the pieces out a few at a time as workers finish (a big file is many pieces, so
 it is shared too), and counts pieces in the calling process too whenever no worker has a message
 for it: `--jobs n` is `n - 1` workers and this process, one process less than `n` workers and an
@@ -52,7 +50,6 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, cast
 
 from tokviz.core.heap import trim_heap
-from tokviz.core.spawn import SpawnProcess
 from tokviz.training.events import Reporter, TrainingError
 from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
@@ -95,8 +92,8 @@ class CountingPool:
             for _ in range(jobs):
                 task_r, task_w = multiprocessing.Pipe(duplex=False)
                 result_r, result_w = multiprocessing.Pipe(duplex=False)
-                process = SpawnProcess(target=_serve, args=(task_r, result_w, pattern, non_utf8),
-                                      name="tokviz-count", daemon=True)
+                process = multiprocessing.get_context("spawn").Process(
+                    target=_serve, args=(task_r, result_w, pattern, non_utf8), name="tokviz-count", daemon=True)
                 process.start()
                 task_r.close()  # the parent keeps only its own ends: a dead worker reads as EOF
                 result_w.close()

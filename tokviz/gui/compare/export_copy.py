@@ -14,10 +14,10 @@ from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QPlainTextEdit, QVBoxLayout, QWidget
 
 from tokviz.analysis.export import encoding_record, ids_text
-from tokviz.core.encode_server import TokenizerInfo
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.pane_worker import PaneResult
 from tokviz.gui.compare.token_view import TokenView
+from tokviz.service.protocol import TokenizerInfo
 
 CopyWhat = Literal["ids", "json", "text"]
 Report = Callable[[str], object]  # where a status line goes

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.analysis.stats import Counts
-from tokviz.core.encode_server import TokenizerInfo
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
@@ -45,6 +44,7 @@ from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.widgets.labels import ElidedLabel
 from tokviz.gui.widgets.theme import icon
 from tokviz.gui.work.worker import Worker, message_of
+from tokviz.service.protocol import TokenizerInfo
 
 POLICIES = ("none", "all", "raise")
 MAX_OCCURRENCES_SHOWN = 8

@@ -2,7 +2,7 @@
 
 Each pane has one `Worker` for its whole life running `serve_pane`, which talks to the one
 tokenizer process every pane of this process shares (`TOKENIZERS`, running
-`tokviz.core.encode_server.serve`: the core's 1 MB encode holds the GIL for hundreds of
+`tokviz.service.server.serve`: the core's 1 MB encode holds the GIL for hundreds of
 milliseconds, which a thread in this process would turn into a frozen window; one process for
 all panes loads the interpreter and numpy once, not once per pane). It sends requests under the
 pane's key, waits for the reply without holding the GIL, then turns the columns into cells and
@@ -20,14 +20,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import overload
 
 import numpy as np
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.encode_server import TextRef, TokenizerInfo, receive_reply, serve, text_message
 from tokviz.core.encoding import Encoding, token_ids
 from tokviz.core.heap import trim_heap
 from tokviz.core.tokenizer import SpecialPolicy
@@ -39,6 +38,8 @@ from tokviz.gui.work.child import ChildDied, SharedChild
 from tokviz.gui.work.inbox import Inbox
 from tokviz.gui.work.shared_thread import SharedThread
 from tokviz.gui.work.worker import Job
+from tokviz.service import protocol as p
+from tokviz.service.server import serve
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ def _join_fragment_runs(tokens: Encoding, cells: list[Cell], fragments: np.ndarr
 
 @dataclass(frozen=True)
 class Loaded:
-    info: TokenizerInfo
+    info: p.TokenizerInfo
 
 
 @dataclass(frozen=True)
@@ -219,12 +220,13 @@ def pane_inbox() -> Inbox:
 
 #: the tokenizer process of every pane in this process (started by the first pane's first
 #: request, stopped when the last pane ends)
-TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers", recv=receive_reply)
+TOKENIZERS = SharedChild(serve, what="tokenizer", name="tokviz-tokenizers", goodbye=p.Stop(),
+                         recv=p.receive_reply, send=p.send)
 
 
 class _Texts:
     """Sends each text to the tokenizer process once: the first pane to encode a text sends it
-    as ("text", 0, number, text), and every encode of it names it by `TextRef(number)` (four
+    as `Text(number, ...)`, and every encode of it names it by `TextRef(number)` (four
     panes sent the same 1 MB text four times, one after the other, and the process held four
     copies). Only the last text sent is named: the lock covers the text and the encode naming
     it, so no other text comes between them."""
@@ -234,18 +236,19 @@ class _Texts:
         self._last: tuple[int, int, str] | None = None  # (process generation, number, text)
         self._numbers = 0
 
-    def send_encode(self, shared: SharedChild, key: int, gen: int, text: str, fields: tuple,
-                    generation: int) -> int:
-        """Send an encode of `text` (and the text first, if it is not the last one sent) to the
-        process of `generation`; the generation it went to."""
+    def send_encode(self, shared: SharedChild, request: p.Encode, generation: int) -> int:
+        """Send `request` with its text by reference (and the text first, if it is not the last
+        one sent) to the process of `generation`; the generation it went to."""
+        text = request.text
+        assert isinstance(text, str)
         with self._lock:
             last = self._last
             if last is None or last[0] != generation or not (last[2] is text or last[2] == text):
                 self._numbers += 1
                 self._last = None
-                shared.send(text_message(self._numbers, text), generation)
+                shared.send(p.Text.of(self._numbers, text), generation)
                 last = self._last = (generation, self._numbers, text)
-            return shared.send(("encode", key, gen, TextRef(last[1]), *fields), generation)
+            return shared.send(replace(request, text=p.TextRef(last[1])), generation)
 
 
 #: the texts sent to `TOKENIZERS`
@@ -262,42 +265,44 @@ class _Channel:
         self._loaded_in = 0  # the generation of the process that has this pane's vocabulary
         self._sent = 0  # the generation the last message went to
 
+    def restart(self) -> None:
+        """The process this pane last sent to died: let the next send start a new one."""
+        self.shared.restart(self._sent)
+
     def close(self) -> None:
-        self.shared.detach(self.key, ("drop", self.key))
+        self.shared.detach(self.key, p.Drop(self.key))
 
-    def load(self, job: Job) -> TokenizerInfo:
+    def load(self, job: Job) -> p.TokenizerInfo:
         """Load the pane's vocabulary in the current process; LoadFailed when it cannot load."""
-        reply = self._exchange(job, ("load", self.key, self.spec))
-        if reply[0] != "loaded":
-            raise LoadFailed(reply[2])
+        reply = self._exchange(job, p.Load(self.key, self.spec))
+        if not isinstance(reply, p.Loaded):
+            raise LoadFailed(reply.message if isinstance(reply, p.LoadFailed) else f"unexpected reply {reply}")
         self._loaded_in = self._sent
-        return reply[2]
+        return reply.info
 
-    def ask(self, job: Job, kind: str, *fields: object, waiting: Callable[[], None] | None = None) -> tuple:
+    def ask(self, job: Job, request: p.Encode | p.Stream, waiting: Callable[[], None] | None = None) -> p.Reply:
         """Send a request, the reply to it. A process that dies (killed, out of memory) is started
         again, the vocabulary loaded in it and the request sent once more, so the pane recovers;
         only when that fails too does it raise ChildDied, with both reasons."""
         try:
-            return self._ask_once(job, kind, *fields, waiting=waiting)
+            return self._ask_once(job, request, waiting)
         except ChildDied as died:
-            self.shared.restart(self._sent)
+            self.restart()
             try:
-                return self._ask_once(job, kind, *fields, waiting=waiting)
+                return self._ask_once(job, request, waiting)
             except LoadFailed as e:
                 raise ChildDied(f"{died}; starting it again failed: {e}") from None
 
-    def _ask_once(self, job: Job, kind: str, *fields: object, waiting: Callable[[], None] | None = None) -> tuple:
+    def _ask_once(self, job: Job, request: p.Encode | p.Stream, waiting: Callable[[], None] | None) -> p.Reply:
         if self._loaded_in != self.shared.generation or self.shared.process is None:
             self.load(job)  # a new process (another pane's request found the old one dead)
-        if kind == "encode":  # ("encode", key, gen, text, ...): the text goes once for all panes
-            gen, text, *rest = fields
-            self._sent = self.texts.send_encode(self.shared, self.key, gen, text, tuple(rest),  # type: ignore[arg-type]
-                                                self._loaded_in)
+        if isinstance(request, p.Encode):  # the text goes once for all panes
+            self._sent = self.texts.send_encode(self.shared, request, self._loaded_in)
             return self.shared.receive(job, self.key, self._sent, waiting)  # type: ignore[no-any-return]
-        return self._exchange(job, (kind, self.key, *fields), waiting, self._loaded_in)
+        return self._exchange(job, request, waiting, self._loaded_in)
 
-    def _exchange(self, job: Job, message: tuple, waiting: Callable[[], None] | None = None,
-                  generation: int | None = None) -> tuple:
+    def _exchange(self, job: Job, message: p.Request, waiting: Callable[[], None] | None = None,
+                  generation: int | None = None) -> p.Reply:
         self._sent = self.shared.send(message, generation)
         return self.shared.receive(job, self.key, self._sent, waiting)  # type: ignore[no-any-return]
 
@@ -311,7 +316,7 @@ class _Channel:
             if not sent and superseded():
                 sent = True
                 try:
-                    self.shared.send(("cancel", self.key))
+                    self.shared.send(p.Cancel(self.key))
                 except ChildDied:
                     pass  # the wait for the reply finds that out
 
@@ -326,19 +331,20 @@ def serve_pane(job: Job, *, spec: str, inbox: Inbox) -> Generator[object, None, 
         try:
             info = channel.load(job)
         except ChildDied:  # the process died while loading: once more in a new one
-            channel.shared.restart(channel._sent)
+            channel.restart()
             info = channel.load(job)
         yield Loaded(info)
         last: tuple[str, SpecialPolicy, Encoding, bool] | None = None
         while True:
             kind, request = inbox.get(job)
             if kind == "stream":
+                ids: list[int] = request  # type: ignore[assignment]
                 try:
-                    reply = channel.ask(job, "stream", 0, request)
+                    reply = channel.ask(job, p.Stream(channel.key, 0, tuple(ids)))
                 except ChildDied:  # nothing to stream; the next request starts a process again
                     continue
-                if reply[0] == "stream":
-                    yield Streamed(request, reply[3], reply[4])  # type: ignore[arg-type]
+                if isinstance(reply, p.Streamed):
+                    yield Streamed(ids, list(reply.naive), list(reply.buffered))
                 continue
             req: TokenizeRequest = request  # type: ignore[assignment]
             try:
@@ -368,13 +374,14 @@ def _tokenize(job: Job, channel: _Channel, inbox: Inbox, req: TokenizeRequest,
             and (last[0] is req.text or last[0] == req.text)):
         cols = last[2]  # only the view options changed: reuse the last encode
     else:
-        reply = channel.ask(job, "encode", req.gen, req.text, req.policy, req.model_adds,
+        reply = channel.ask(job, p.Encode(channel.key, req.gen, req.text, req.policy, req.model_adds),
                             waiting=channel.cancel_when(lambda: inbox.pending("encode")))
-        if reply[0] == "superseded":
+        if isinstance(reply, p.Superseded):
             return PaneCancelled(req.gen), last
-        if reply[0] != "done":
-            return PaneFailed(req.gen, reply[-1]), last
-        cols = reply[3]
+        if not isinstance(reply, p.Encoded):
+            why = reply.message if isinstance(reply, p.Failed) else f"unexpected reply {reply}"
+            return PaneFailed(req.gen, why), last
+        cols = reply.encoding
         del reply
         last = (req.text, req.policy, cols, req.model_adds)
     received = time.perf_counter()

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import Any
 
 from tokviz.core.cancel import Cancelled
-from tokviz.core.spawn import SpawnProcess  # no resource tracker process beside the child
 from tokviz.gui.work.worker import Job
 
 POLL_S = 0.05  # how often a waiting worker looks at its abort flag and the child's health
@@ -42,7 +41,7 @@ class ChildProcess:
 
     def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str,
                  daemon: bool = True, goodbye: object = _NOTHING, grace_s: float = 0.2,
-                 recv: Callable[[Any], Any] | None = None) -> None:
+                 recv: Callable[[Any], Any] | None = None, send: Callable[[Any, Any], None] | None = None) -> None:
         self._target, self._args = target, args
         self.what = what  # "tokenizer": "the tokenizer process ended unexpectedly"
         self._name, self._daemon = name, daemon
@@ -50,6 +49,7 @@ class ChildProcess:
         self.process: Any = None
         self.conn: Any = None
         self._recv = recv or (lambda conn: conn.recv())  # how the child's messages are read
+        self._send = send or (lambda conn, message: conn.send(message))  # and how messages are sent
 
     def __enter__(self) -> ChildProcess:
         return self.start()
@@ -58,7 +58,7 @@ class ChildProcess:
         """Spawn the child (`with` does it too); stop() ends it."""
         ctx = multiprocessing.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
-        self.process = SpawnProcess(target=self._target, args=(child_conn, *self._args),
+        self.process = ctx.Process(target=self._target, args=(child_conn, *self._args),
                                    daemon=self._daemon, name=self._name)
         try:
             self.process.start()
@@ -70,7 +70,7 @@ class ChildProcess:
         self.stop()
 
     def send(self, message: object) -> None:
-        self.conn.send(message)
+        self._send(self.conn, message)
 
     def receive(self, job: Job, *, cancel: object = _NOTHING, grace_s: float = 5.0) -> Any:
         """The child's next message (see the module docstring for aborts and a dead child)."""
@@ -82,7 +82,7 @@ class ChildProcess:
                 if cancel_sent is None:
                     cancel_sent = time.monotonic()
                     try:
-                        self.conn.send(cancel)
+                        self._send(self.conn, cancel)
                     except OSError:
                         pass
                 elif time.monotonic() - cancel_sent > grace_s:
@@ -114,7 +114,7 @@ class ChildProcess:
             return
         if self._goodbye is not _NOTHING:
             try:
-                self.conn.send(self._goodbye)
+                self._send(self.conn, self._goodbye)
             except (OSError, ValueError):
                 pass
         self.conn.close()  # a child still reading sees EOF
@@ -127,8 +127,8 @@ class ChildProcess:
 
 class SharedChild:
     """One child process for several users: `attach` gives a user its key, `send` a message that
-    names it, `receive` the next reply that carries it (a reply is a tuple whose second item is
-    the key). The process starts with the first `send` and stops when the last user detaches.
+    names it, `receive` the next reply that carries it (in its `key`). The process starts with
+    the first `send` and stops when the last user detaches.
 
     A child that dies fails every user waiting for it with `ChildDied`; `restart(generation)`
     (called by any of them, once per death) lets the next `send` start a new one, and
@@ -136,9 +136,9 @@ class SharedChild:
     current one.
     """
 
-    def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str,
-                 recv: Callable[[Any], Any] | None = None) -> None:
-        self._make = lambda: ChildProcess(target, *args, what=what, name=name, goodbye=None, recv=recv)
+    def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str, goodbye: object,
+                 recv: Callable[[Any], Any], send: Callable[[Any, Any], None]) -> None:
+        self._make = lambda: ChildProcess(target, *args, what=what, name=name, goodbye=goodbye, recv=recv, send=send)
         self._cond = threading.Condition()
         self._send_lock = threading.Lock()
         self._child: ChildProcess | None = None
@@ -233,8 +233,8 @@ class SharedChild:
                 raise
             with self._cond:
                 self._reading = False
-                if message is not NOTHING and message[1] in self._mail:
-                    self._mail[message[1]].append(message)
+                if message is not NOTHING and message.key in self._mail:
+                    self._mail[message.key].append(message)
                 self._cond.notify_all()
 
     def restart(self, generation: int) -> None:

@@ -1,0 +1,417 @@
+"""The tokenizer service: a child process that loads vocabularies and encodes texts for every pane
+of a window, answering the requests of `tokviz.service.protocol`. Qt-free (it runs in the child).
+
+Why a process: a long text's encode holds the GIL for hundreds of milliseconds at a stretch in
+the libraries' C loops and in the columns built around them; a thread of the window's process
+would freeze the window that long. In a child process those loops hold the child's GIL. What
+comes back is an `Encoding`: a handful of numpy arrays and one row per distinct token, cheap to
+send (`protocol.send` passes the arrays out of band).
+
+One process serves every pane: each vocabulary is loaded once (two panes of one spec share it),
+the interpreter and numpy are paid for once, and four panes do not start four busy processes on
+a two-core machine. A thread of the service reads requests as they come, so a sender never waits
+for an encode to end: an encode for a pane with a newer encode (or a cancel) waiting is answered
+`Superseded` without being done (or, when the newer one came during the encode, instead of
+sending the stale result), and `Stop` or the pipe closing ends the process at once, even in the
+middle of an encode.
+
+Encodes of different panes run at the same time, on `encode_threads()` threads: the libraries
+encode with the GIL released (tiktoken, sentencepiece and `tokenizers` all do). One vocabulary is
+never used by two threads at once (two panes of one spec take turns), and a pane's requests stay
+in order (its next one waits for the reply to the one at hand). Loads, drops and streams run on
+the serving loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from typing import NoReturn
+
+from tokviz.core.encoding import Encoding
+from tokviz.core.heap import limit_arenas, trim_heap
+from tokviz.core.stream import encode_whole
+from tokviz.core.tokenizer import SpecialPolicy, Tokenizer, TokenizerError
+from tokviz.service import protocol as p
+
+
+def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds: bool = False) -> Encoding:
+    """The encoding of `text`; with `model_adds`, "as the model sees it": with the BOS/EOS the
+    model's own tokenizer adds (`Tokenizer.added_around`)."""
+    t0 = time.perf_counter()
+    enc = encode_whole(tokenizer, text, allowed_special=policy.allowed_special,
+                       disallowed_special=policy.disallowed_special)
+    if model_adds:
+        enc = enc.around(*tokenizer.added_tokens(text))
+    return replace(enc, seconds=time.perf_counter() - t0)
+
+
+def _exit_now(conn: Connection) -> NoReturn:
+    """End the process at once: the interpreter's teardown of loaded vocabularies (numpy, Rust
+    tokenizers, module dicts) takes long, and the window's close would wait for it. Nothing here
+    needs flushing but the standard streams."""
+    conn.close()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):
+            pass
+    os._exit(0)
+
+
+class _Requests:
+    """The requests read so far, in order; filled by the reader thread, handed out by `get` to
+    the serving loop, which gives encodes to `threads` encode threads (`hold` / `done`)."""
+
+    def __init__(self, threads: int = 1) -> None:
+        self._items: list[p.KeyedRequest] = []
+        self._cond = threading.Condition()
+        #: when the newest request of each pane came in (`perf_counter`, the system's monotonic
+        #: clock on Linux, so the window can put it on its own time line)
+        self.arrived: dict[int, float] = {}
+        self._busy: set[tuple[str, object]] = set()  # ("key", k) and ("spec", s) of encodes at hand
+        self._free = threads  # encode threads with nothing to do
+
+    def put(self, *messages: p.KeyedRequest) -> None:
+        """Requests that came in together: the serving loop sees all of them at once, so the
+        encode of the highest cost among them goes first."""
+        with self._cond:
+            now = time.perf_counter()
+            for message in messages:
+                self._items.append(message)
+                self.arrived[message.key] = now
+            self._cond.notify()
+
+    def get(self, spec_of: Mapping[int, str] | None = None,
+            cost: Callable[[p.Encode], float] | None = None) -> p.KeyedRequest:
+        """The first request that may go now and is not a load, else the first load that may: a
+        pane that has its vocabulary is answered before the next one is loaded (a pane's own
+        requests only follow its load's reply, so each pane's order holds). Nothing of a pane
+        goes while its encode is at hand (its cancel and its next encode wait, so the encode sees
+        them and is superseded), nothing that uses a vocabulary while another pane's encode uses
+        it, and no encode while every encode thread is at work. When that first request is an
+        encode, the waiting encode of the highest `cost` goes instead (the longest first: the
+        panes finish together rather than one slow vocabulary starting last), among the first
+        requests of each pane only (an encode must not go ahead of its own pane's earlier
+        cancel). A drop goes ahead, and takes its pane's waiting load with it."""
+        spec_of = spec_of or {}
+        with self._cond:
+            while True:
+                ready = [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)]
+                if ready:
+                    break
+                self._cond.wait()
+            at = next((i for i in ready if not isinstance(self._items[i], p.Load)), ready[0])
+            if isinstance(self._items[at], p.Encode) and cost is not None:
+                encodes = [i for i in ready if isinstance(self._items[i], p.Encode)]
+                at = max(encodes, key=lambda i: (cost(self._items[i]), -i))  # type: ignore[arg-type]
+            message = self._items.pop(at)
+            if isinstance(message, p.Drop):
+                self._items = [m for m in self._items if not (isinstance(m, p.Load) and m.key == message.key)]
+            return message
+
+    def _first_of_each_key(self) -> list[int]:
+        """The indices of the requests no earlier request of the same pane waits before (a drop
+        waits for nothing), in order."""
+        seen: set[int] = set()
+        first = []
+        for i, m in enumerate(self._items):
+            if isinstance(m, p.Drop) or m.key not in seen:
+                first.append(i)
+            seen.add(m.key)
+        return first
+
+    def _may_go(self, message: p.KeyedRequest, spec_of: Mapping[int, str]) -> bool:
+        if ("key", message.key) in self._busy:
+            return False
+        if isinstance(message, p.Encode) and not self._free:
+            return False
+        spec = message.spec if isinstance(message, p.Load) else spec_of.get(message.key)
+        return not (isinstance(message, (p.Load, p.Encode, p.Stream)) and ("spec", spec) in self._busy)
+
+    def hold(self, key: int, spec: str) -> None:
+        """An encode of `key` with `spec`'s vocabulary goes to an encode thread."""
+        with self._cond:
+            self._busy.update((("key", key), ("spec", spec)))
+            self._free -= 1
+
+    def done(self, key: int, spec: str) -> None:
+        """The encode `hold` announced is answered: the pane's next requests may go."""
+        with self._cond:
+            self._busy.difference_update((("key", key), ("spec", spec)))
+            self._free += 1
+            self._cond.notify_all()
+
+    def newer_encode(self, key: int) -> bool:
+        """An encode or a cancel for `key` is waiting (the one at hand is superseded)."""
+        with self._cond:
+            return any(isinstance(m, (p.Encode, p.Cancel)) and m.key == key for m in self._items)
+
+
+class _LastText:
+    """The last text the window sent: kept as its UTF-8 bytes, decoded once for the encodes that
+    name it while they wait. An encode's request holds the str it was given, so once encodes of
+    it are done (`forget`) the str goes when no waiting request holds it (a text with CJK in it
+    is 4 bytes a character as a str, 3 as UTF-8)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._number = -1
+        self._data = b""
+        self._text: str | None = None
+
+    def put(self, message: p.Text) -> None:
+        with self._lock:
+            self._number, self._data, self._text = message.number, message.data, None
+
+    def get(self, number: int) -> str | None:
+        """The text of message `number`; None when it is not the last one."""
+        with self._lock:
+            if number != self._number:
+                return None
+            if self._text is None:
+                self._text = self._data.decode("utf-8", "surrogatepass")
+            return self._text
+
+    def forget(self, text: str) -> None:
+        """An encode of `text` is done: let go of it, if it is the last text's str."""
+        with self._lock:
+            if self._text is text:
+                self._text = None
+
+
+#: how long the reader waits for the next request after an encode before handing the encodes it
+#: has to the serving loop, and how long at most it gathers them (what a keystroke's encodes wait
+#: more: less than the encodes of anything but a short text take)
+BURST_GAP_S = 0.01
+BURST_MAX_S = 0.05
+
+
+def _read(conn: Connection, requests: _Requests, texts: _LastText) -> None:
+    """The reader thread: every request into `requests`, an encode's `TextRef` replaced by its
+    text; `Stop` or a closed pipe ends the process."""
+    while True:
+        requests.put(*_burst(conn, texts))
+
+
+def _burst(conn: Connection, texts: _LastText, *, gap_s: float = BURST_GAP_S,
+           max_s: float = BURST_MAX_S) -> list[p.KeyedRequest]:
+    """The next request, and when it is an encode, the requests that follow it less than `gap_s`
+    apart (for `max_s` at most); a `Text` goes to `texts`, not into the list.
+
+    The panes of a window send their encodes of a new text within a few ms of each other. Handed
+    to the serving loop one by one, the first two to come went to the two encode threads, and a
+    slow vocabulary's encode that came later started late; handed over together, the longest
+    starts first (`_Requests.get`)."""
+    first = _received(conn, texts)
+    batch = [first]
+    if isinstance(first, p.Encode):
+        until = time.perf_counter() + max_s
+        while time.perf_counter() < until and conn.poll(gap_s):
+            batch.append(_received(conn, texts))
+    return [m for m in batch if m is not None]
+
+
+def _received(conn: Connection, texts: _LastText) -> p.KeyedRequest | None:
+    """The next request; a `Text` is kept in `texts` (None), an encode's `TextRef` replaced by its
+    text where it names the last one."""
+    try:
+        message = p.receive_request(conn)
+    except (EOFError, OSError):
+        _exit_now(conn)
+    if isinstance(message, p.Stop):
+        _exit_now(conn)
+    if isinstance(message, p.Text):
+        texts.put(message)
+        return None
+    if isinstance(message, p.Encode) and isinstance(message.text, p.TextRef):
+        text = texts.get(message.text.number)
+        if text is not None:
+            message = replace(message, text=text)
+    return message
+
+
+def encode_threads() -> int:
+    """How many encodes the service runs at once: one per core, up to four (the libraries encode
+    with the GIL released, so encodes of different panes run side by side)."""
+    return max(1, min(os.cpu_count() or 1, 4))
+
+
+class _Server:
+    """The service's state: the loaded vocabularies, which pane uses which, and the way back to
+    the window (one reply at a time: a reply's arrays follow its head)."""
+
+    def __init__(self, conn: Connection | None, requests: _Requests, texts: _LastText | None = None) -> None:
+        self.conn, self.requests = conn, requests
+        self.texts = texts or _LastText()
+        self.loaded: dict[str, Tokenizer] = {}  # spec -> its vocabulary, while a pane uses it
+        self.spec_of: dict[int, str] = {}  # key -> spec
+        #: seconds per character each vocabulary took, last time (a sample's encode at its load)
+        self.rate: dict[str, float] = {}
+        self._send_lock = threading.Lock()
+
+    def cost(self, message: p.Encode) -> float:
+        """The seconds an encode request is expected to take."""
+        spec, text = self.spec_of.get(message.key), message.text
+        return len(text) * self.rate.get(spec, 0.0) if spec is not None and isinstance(text, str) else 0.0
+
+    def _measure(self, spec: str, tokenizer: Tokenizer) -> None:
+        """Time an encode of the shipped samples (many scripts), so the first large encodes of
+        several panes go in the order of their cost; it also fills the vocabulary's per-id caches
+        for the ids most texts use."""
+        text = _sample_text()
+        began = time.perf_counter()
+        try:
+            encode(tokenizer, text, SpecialPolicy())
+        except Exception:  # noqa: BLE001 (the order of encodes is a nicety; its error is the encode's)
+            return
+        self.rate[spec] = (time.perf_counter() - began) / max(len(text), 1)
+
+    def send(self, reply: p.Reply) -> None:
+        assert self.conn is not None
+        with self._send_lock:
+            p.send(self.conn, reply)
+
+    def load(self, message: p.Load) -> p.Loaded | p.LoadFailed:
+        from tokviz.core.catalog import load
+
+        key, spec = message.key, message.spec
+        try:
+            if spec not in self.loaded:
+                self.loaded[spec] = load(spec)
+                self._measure(spec, self.loaded[spec])
+                settle_heap()
+            self.spec_of[key] = spec
+            return p.Loaded(key, p.TokenizerInfo.of(self.loaded[spec]))
+        except TokenizerError as e:
+            return p.LoadFailed(key, str(e))
+        except Exception as e:  # a backend bug must not hang the pane
+            return p.LoadFailed(key, f"cannot load {spec}: {type(e).__name__}: {e}")
+
+    def drop(self, key: int) -> None:
+        spec = self.spec_of.pop(key, None)
+        if spec is not None and spec not in self.spec_of.values():
+            del self.loaded[spec]
+            settle_heap(unfreeze=True)  # the vocabulary's own cycles, if any, go now
+
+    def stream(self, message: p.Stream) -> p.Streamed:
+        from tokviz.core.decoding import buffered_stream, naive_stream
+
+        tokenizer = self.loaded[self.spec_of[message.key]]
+        return p.Streamed(message.key, message.gen, tuple(naive_stream(tokenizer, message.ids)),
+                          tuple(buffered_stream(tokenizer, message.ids)))
+
+    def encode(self, message: p.Encode) -> None:
+        """One encode, on an encode thread (`hold` was called for it): reply, then let the pane's
+        next requests go."""
+        spec = self.spec_of[message.key]
+        text = message.text
+        assert isinstance(text, str)
+        try:
+            self.send(self._encoded(message, text))
+        finally:
+            self.requests.done(message.key, spec)
+        self.texts.forget(text)
+        del text, message
+        gc.collect()  # cheap: the loaded vocabularies are frozen (`settle_heap`)
+        trim_heap()
+
+    def _encoded(self, message: p.Encode, text: str) -> p.Encoded | p.Failed | p.Superseded:
+        key, gen = message.key, message.gen
+        if self.requests.newer_encode(key):
+            return p.Superseded(key, gen)
+        began = time.perf_counter()
+        try:
+            enc = encode(self.loaded[self.spec_of[key]], text, message.policy, model_adds=message.model_adds)
+        except ValueError as e:  # disallowed special token: tiktoken's message names the way out
+            return p.Failed(key, gen, str(e))
+        except Exception as e:
+            return p.Failed(key, gen, f"{type(e).__name__}: {e}")
+        done = time.perf_counter()
+        stages = [("queued", self.requests.arrived.get(key, began), began), ("encode", began, done)]
+        enc = replace(enc.compact(), extra={**enc.extra, "stages": stages})
+        if len(text) >= 1 << 14:
+            self.rate[self.spec_of[key]] = (done - began) / len(text)
+        return p.Superseded(key, gen) if self.requests.newer_encode(key) else p.Encoded(key, gen, enc)
+
+
+@functools.cache
+def _sample_text() -> str:
+    """The shipped samples, joined: what `_Server._measure` times each vocabulary on (read once)."""
+    from tokviz.core.resources import samples
+
+    return "\n".join(s.read_text() for s in samples())
+
+
+def settle_heap(*, unfreeze: bool = False) -> None:
+    """Collect the cycles there are, then move every object that lives on to the collector's
+    permanent generation (`gc.freeze`): a full collection after each encode then looks at what
+    the encode made only, not at every loaded vocabulary's objects. With `unfreeze` (a vocabulary
+    was dropped), the frozen objects are looked at once more first, so its cycles are freed."""
+    if unfreeze:
+        gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+#: how much lower this process's CPU priority is than the window's (`os.nice`)
+NICENESS = 10
+
+
+def lower_priority() -> None:
+    """Give the window the cores first: the panes' encodes and the window's own work (receiving,
+    preparing, laying out, painting) want more than two cores, and the window drew later with
+    this process at its priority. Only the window waits for this process, never the reverse, so
+    nothing inverts. Nothing on a system without `os.nice` (Windows)."""
+    if hasattr(os, "nice"):
+        try:
+            os.nice(NICENESS)
+        except OSError:  # not allowed: the work is the same, only its share of the cores
+            pass
+
+
+def serve(conn: Connection) -> None:
+    """The service process: answer requests for any number of panes until told to stop."""
+    # encodings hold no reference cycles; the collector's full passes over many live objects
+    # would only slow the encodes
+    gc.disable()
+    # one malloc arena for every thread: with more, the encode threads' arenas kept freed memory
+    # that trimming did not give back
+    limit_arenas(1)
+    lower_priority()
+    threads = encode_threads()
+    requests = _Requests(threads)
+    texts = _LastText()
+    threading.Thread(target=_read, args=(conn, requests, texts), daemon=True, name="requests").start()
+    server = _Server(conn, requests, texts)
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="encode")
+    while True:
+        message = requests.get(server.spec_of, server.cost)
+        reply: p.Reply | None = None
+        if isinstance(message, p.Load):
+            reply = server.load(message)
+        elif isinstance(message, p.Drop):
+            server.drop(message.key)
+        elif isinstance(message, p.Cancel):  # for an encode already answered: nothing to do
+            pass
+        elif message.key not in server.spec_of:  # a request of a pane whose vocabulary did not load
+            reply = p.Failed(message.key, message.gen, "the tokenizer is not loaded")
+        elif isinstance(message, p.Encode) and isinstance(message.text, p.TextRef):  # not the last text
+            reply = p.Failed(message.key, message.gen, "the text to encode did not arrive")
+        elif isinstance(message, p.Encode):
+            requests.hold(message.key, server.spec_of[message.key])
+            pool.submit(server.encode, message)
+        else:
+            reply = server.stream(message)
+        del message
+        if reply is not None:
+            server.send(reply)
+        del reply
