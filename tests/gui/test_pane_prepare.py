@@ -9,7 +9,7 @@ import pytest
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import ViewOptions, cell_for, join_fragments
-from tokviz.gui.compare.pane_worker import prepare
+from tokviz.gui.compare.pane_result import prepare
 from tokviz.service.server import encode
 
 TEXT = ("안녕하세요 세계 " * 30 + "根据 👨‍👩‍👧 ﬁn ｈｉ\r\n" * 20 + "é" * 7 + "ok") * 3
@@ -88,7 +88,7 @@ def test_the_cell_index_a_pane_keeps_is_two_bytes_a_token_when_the_cells_fit(qap
 
 
 def test_a_cell_column_reads_any_slice_as_a_list_does():
-    from tokviz.gui.compare.pane_worker import CellColumn
+    from tokviz.gui.compare.pane_result import CellColumn
 
     cells = list("abcdefgh")
     keys = np.array([0, 1, 2, 3, 4], dtype=np.uint16)

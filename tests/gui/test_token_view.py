@@ -100,7 +100,7 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     from tokviz.core.tokenizer import SpecialPolicy
     from tokviz.gui.compare import token_view as token_view_module
     from tokviz.gui.compare.cells import ViewOptions
-    from tokviz.gui.compare.pane_worker import PaneResult, prepare
+    from tokviz.gui.compare.pane_result import PaneResult, prepare
     from tokviz.gui.compare.token_view import TokenView
     from tokviz.service.server import encode
 

@@ -24,7 +24,7 @@ from tokviz.core import catalog
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell, ViewOptions, cells_for
-from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.token_layout import LineBreaks, TokenWidths
 from tokviz.gui.work.worker import Job
 

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QPlainTextEdit, 
 
 from tokviz.analysis.export import encoding_record, ids_text
 from tokviz.core.tokens import Token
-from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.token_view import TokenView
 from tokviz.service.protocol import TokenizerInfo
 

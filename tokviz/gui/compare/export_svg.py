@@ -23,7 +23,7 @@ from PySide6.QtGui import QColor, QFontInfo, QFontMetricsF
 from PySide6.QtWidgets import QLabel
 
 from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X
-from tokviz.gui.compare.pane_worker import PaneResult
+from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout
 from tokviz.gui.compare.token_view import (
     HEX_COLOR,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import html
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -23,27 +25,20 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.analysis.stats import Counts
+from tokviz.core.encoding import Encoding
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
 from tokviz.gui.compare.export_copy import install_copy
 from tokviz.gui.compare.pane_keys import moved_to
-from tokviz.gui.compare.pane_worker import (
-    PREPARING,
-    Loaded,
-    PaneCancelled,
-    PaneFailed,
-    PaneResult,
-    Streamed,
-    TokenizeRequest,
-    pane_inbox,
-    serve_pane,
-)
+from tokviz.gui.compare.pane_result import PaneResult, prepare
+from tokviz.gui.compare.service import preparer, tokenizer_service
 from tokviz.gui.compare.stream_dialog import MAX_STREAM_TOKENS
 from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.widgets.labels import ElidedLabel
 from tokviz.gui.widgets.theme import icon
-from tokviz.gui.work.worker import Worker, message_of
+from tokviz.service import protocol as p
+from tokviz.service.client import Died, Event
 from tokviz.service.protocol import TokenizerInfo
 
 POLICIES = ("none", "all", "raise")
@@ -51,7 +46,9 @@ MAX_OCCURRENCES_SHOWN = 8
 
 
 class TokenPane(QFrame):
-    """Loads a tokenizer in its own worker thread and shows how it cuts the window's text."""
+    """Shows how one tokenizer cuts the window's text. Its vocabulary lives in the tokenizer
+    service (`tokviz.gui.compare.service`): the pane sends requests and handles replies as events
+    on the GUI thread; an encoding is prepared into cells off the GUI thread (`Preparer`)."""
 
     remove_requested = Signal(object)  # self
     move_requested = Signal(object, int)  # self, -1 left / +1 right
@@ -78,8 +75,16 @@ class TokenPane(QFrame):
         self.busy = False
         self._text: str | None = None
         self._gen = 0
+        #: the request at hand: (gen, text, policy, model_adds, options, when it was made, the
+        #: service process it went to, whether it was sent again after that process died)
+        self._asked: _Asked | None = None
+        #: the last encoding received: (text, policy, model_adds, encoding), reused when only the
+        #: view options change
+        self._encoded: tuple[str, SpecialPolicy, bool, Encoding] | None = None
+        self._stream_ids: list[int] = []
+        self._load_retried = False
         self._build_ui(policy, fonts)
-        self._start_worker()
+        self._attach()
 
     # -- UI --------------------------------------------------------------------------------
     def _build_ui(self, policy: str, fonts: Fonts | None) -> None:
@@ -195,44 +200,30 @@ class TokenPane(QFrame):
             widget.style().unpolish(widget)
             widget.style().polish(widget)
 
-    # -- worker ----------------------------------------------------------------------------
-    def _start_worker(self) -> None:
-        self._inbox = pane_inbox()
-        preparing = PREPARING.attach()  # the cells' thread, shared by every pane (its fonts)
-        self.destroyed.connect(partial(PREPARING.detach, preparing))
-        self._preparing: int | None = preparing
-        self._worker: Worker | None = Worker(partial(serve_pane, spec=self.spec, inbox=self._inbox),
-                                             owner=self, name=f"tokviz-pane-{self.spec}")
-        self._worker.yielded.connect(self._on_event)
-        self._worker.errored.connect(self._on_load_failed)
-        self._worker.start()
+    # -- the tokenizer service --------------------------------------------------------------
+    def _attach(self) -> None:
+        service = tokenizer_service()
+        self._key: int | None = service.attach(self.spec, self._on_event)
+        self.destroyed.connect(partial(_release, service, self._key, self))
 
     @property
     def running(self) -> bool:
-        """The pane's worker (and its tokenizer process) is alive."""
-        return self._worker is not None and self._worker.is_running
-
-    def begin_shutdown(self) -> None:
-        """Ask the worker to stop without waiting (its tokenizer process is told goodbye); a
-        window closing many panes does this for all of them before `shutdown` waits for each."""
-        if self._worker is not None:
-            self._worker.abort()
+        """The pane is attached to the tokenizer service."""
+        return self._key is not None
 
     def shutdown(self) -> None:
-        """Stop the worker and wait for it; its tokenizer process ends with it."""
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.stop()
-        preparing, self._preparing = self._preparing, None
-        if preparing is not None:
-            PREPARING.detach(preparing)
+        """Let go of the service (the last pane to go stops its process) and of any preparation."""
+        key, self._key = self._key, None
+        if key is not None:
+            _release(tokenizer_service(), key, self)
 
     def request_stream(self) -> bool:
-        """Ask the tokenizer process for the naive and buffered decode of this pane's tokens;
+        """Ask the tokenizer service for the naive and buffered decode of this pane's tokens;
         `stream_ready` follows. False when there is nothing to stream."""
-        if self.result is None or self._worker is None:
+        if self.result is None or self._key is None:
             return False
-        self._inbox.put("stream", self.result.ids[:MAX_STREAM_TOKENS].tolist())
+        self._stream_ids = self.result.ids[:MAX_STREAM_TOKENS].tolist()
+        tokenizer_service().client.stream(self._key, self._gen, self._stream_ids)
         return True
 
     # -- requests --------------------------------------------------------------------------
@@ -276,27 +267,87 @@ class TokenPane(QFrame):
             self._submit()
 
     def _submit(self) -> None:
-        if self._text is None or self.tokenizer is None or self._worker is None:
+        if self._text is None or self.tokenizer is None or self._key is None:
             return
         self._gen += 1
         self.busy = True
         self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
-        self._inbox.put("encode", TokenizeRequest(self._gen, self._text, self.policy, self.options,
-                                                  self.view.fonts, self.model_adds))
+        asked = self._asked = _Asked(self._gen, self._text, self.policy, self.model_adds, self.options,
+                                     time.perf_counter())
+        last = self._encoded
+        if (last is not None and last[1] == asked.policy and last[2] == asked.model_adds
+                and (last[0] is asked.text or last[0] == asked.text)):
+            self._prepare(last[3], [])  # only the view options changed: the last encoding serves
+        else:
+            self._send(asked)
 
-    # -- results ---------------------------------------------------------------------------
-    def _on_event(self, event: object) -> None:
-        """What the pane's worker yielded: the tokenizer loaded, or what a request came to."""
-        if isinstance(event, Loaded):
-            self._on_loaded(event.info)
-        elif isinstance(event, PaneResult):
-            self._on_finished(event)
-        elif isinstance(event, PaneFailed):
+    def _send(self, asked: _Asked) -> None:
+        assert self._key is not None
+        asked.generation = tokenizer_service().client.encode(self._key, asked.gen, asked.text, asked.policy,
+                                                             asked.model_adds)
+
+    # -- replies ---------------------------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        """A reply of the tokenizer service for this pane, or its process's death."""
+        if isinstance(event, p.Loaded):
+            if self.tokenizer is None:  # (again after a restart: nothing new)
+                self._on_loaded(event.info)
+        elif isinstance(event, p.LoadFailed):
+            if self.tokenizer is None:
+                self._on_load_failed(event.message)
+        elif isinstance(event, p.Encoded):
+            self._on_encoded(event)
+        elif isinstance(event, p.Failed):
             self._on_failed(event.gen, event.message)
-        elif isinstance(event, PaneCancelled):
+        elif isinstance(event, p.Superseded):
             self._on_cancelled(event.gen)
-        elif isinstance(event, Streamed):
-            self.stream_ready.emit(self, event.ids, event.naive, event.buffered)
+        elif isinstance(event, p.Streamed):
+            if event.gen == self._gen:
+                self.stream_ready.emit(self, self._stream_ids, list(event.naive), list(event.buffered))
+        elif isinstance(event, Died):
+            self._on_died(event)
+
+    def _on_died(self, died: Died) -> None:
+        """The service process died. A load or an encode it had is asked for once more (the next
+        request starts a new process, and every pane's vocabulary is loaded there again); a
+        second death is this pane's failure."""
+        if self._key is None:
+            return
+        if self.tokenizer is None and self.error is None:
+            if self._load_retried:
+                self._on_load_failed(str(died.message))
+            else:
+                self._load_retried = True
+                tokenizer_service().client.load_again(self._key)
+            return
+        asked = self._asked
+        if asked is None or not self.busy or asked.generation != died.generation:
+            return
+        if asked.retried:
+            self._on_failed(asked.gen, f"{died.message}; starting it again failed")
+            return
+        asked.retried = True
+        self._send(asked)
+
+    def _on_encoded(self, reply: p.Encoded) -> None:
+        asked = self._asked
+        if asked is None or reply.gen != asked.gen:
+            return  # a newer request came while the service encoded
+        self._encoded = (asked.text, asked.policy, asked.model_adds, reply.encoding)
+        received = time.perf_counter()
+        self._prepare(reply.encoding, [*reply.encoding.extra.get("stages", ()), ("asked", asked.began, asked.began),
+                                       ("received", received, received)])
+
+    def _prepare(self, encoding: Encoding, stages: list) -> None:
+        """Turn `encoding` into cells off the GUI thread; `_on_finished` follows."""
+        asked = self._asked
+        assert asked is not None
+        work = partial(_prepared, asked, encoding, self.view.fonts, stages)
+        preparer().submit(self, work, self._on_finished, self._on_prepare_failed)
+
+    def _on_prepare_failed(self, error: BaseException) -> None:
+        if self._asked is not None:
+            self._on_failed(self._asked.gen, f"{type(error).__name__}: {error}")
 
     def _on_loaded(self, tokenizer: TokenizerInfo) -> None:
         self.tokenizer = tokenizer
@@ -317,8 +368,8 @@ class TokenPane(QFrame):
         self._submit()
         self.updated.emit(self)
 
-    def _on_load_failed(self, error: Exception) -> None:
-        self._show_error(message_of(error))
+    def _on_load_failed(self, message: str) -> None:
+        self._show_error(message)
         self.subtitle.setText("not loaded")
         self.updated.emit(self)
 
@@ -470,3 +521,33 @@ def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] |
         return None
     start, _, token = min(found)
     return token, start
+
+
+@dataclass
+class _Asked:
+    """A pane's request at hand."""
+
+    gen: int
+    text: str
+    policy: SpecialPolicy
+    model_adds: bool
+    options: ViewOptions
+    began: float
+    generation: int = 0  # the service process it went to
+    retried: bool = False  # sent once more after that process died
+
+
+def _prepared(asked: _Asked, encoding: Encoding, fonts: Fonts, stages: list) -> PaneResult:
+    """The pane result of `encoding` (on the preparing thread)."""
+    began = time.perf_counter()
+    tokens, cells, widths, breaks = prepare(encoding, asked.options, fonts)
+    done = time.perf_counter()
+    return PaneResult(asked.gen, asked.text, asked.policy, asked.options, tokens, cells, widths, breaks,
+                      encoding.starts, encoding.ends, encoding.n_bytes, done - asked.began,
+                      extra={"stages": [*stages, ("prepare", began, done)]})
+
+
+def _release(service: object, key: int, pane: QObject) -> None:
+    """A pane is gone: its key leaves the service, its preparation the preparer."""
+    tokenizer_service().detach(key)
+    preparer().forget(pane)

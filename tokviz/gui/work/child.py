@@ -9,18 +9,12 @@ Qt), and its target gets its end of the pipe first: `target(conn, *args)`.
 `Cancelled` at once, or, given a `cancel` message, sends it and waits up to `grace_s` for the child to
 answer (the trainer's child cleans up its pool). A child that dies is a `ChildDied` with its exit
 code. Leaving the `with` block says goodbye, waits briefly, and terminates a child still busy.
-
-`SharedChild` is one such child serving several users, each a worker thread under a key of its
-own: every message names its key, and replies are handed to the user whose key they carry. No
-thread of its own: whichever waiting user finds no reader reads for everybody.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -123,124 +117,3 @@ class ChildProcess:
             if process.is_alive():  # busy with work nobody wants any more
                 process.terminate()
                 process.join(2)
-
-
-class SharedChild:
-    """One child process for several users: `attach` gives a user its key, `send` a message that
-    names it, `receive` the next reply that carries it (in its `key`). The process starts with
-    the first `send` and stops when the last user detaches.
-
-    A child that dies fails every user waiting for it with `ChildDied`; `restart(generation)`
-    (called by any of them, once per death) lets the next `send` start a new one, and
-    `generation` tells a user whether the process it prepared (loaded a vocabulary in) is the
-    current one.
-    """
-
-    def __init__(self, target: Callable[..., None], *args: Any, what: str, name: str, goodbye: object,
-                 recv: Callable[[Any], Any], send: Callable[[Any, Any], None]) -> None:
-        self._make = lambda: ChildProcess(target, *args, what=what, name=name, goodbye=goodbye, recv=recv, send=send)
-        self._cond = threading.Condition()
-        self._send_lock = threading.Lock()
-        self._child: ChildProcess | None = None
-        self.generation = 0  # counts the processes started
-        self._died: tuple[int, str] | None = None  # (generation, why) of the last death seen
-        self._mail: dict[int, deque[Any]] = {}
-        self._reading = False
-        self._keys = 0
-
-    @property
-    def process(self) -> Any:
-        """The current child's process (None before the first send or after the last user)."""
-        child = self._child
-        return child.process if child is not None else None
-
-    def attach(self) -> int:
-        with self._cond:
-            self._keys += 1
-            self._mail[self._keys] = deque()
-            return self._keys
-
-    def detach(self, key: int, goodbye: object = None) -> None:
-        """The user of `key` is done (`goodbye`, if any, is sent for it first); the last one
-        stops the child."""
-        with self._cond:
-            self._mail.pop(key, None)
-            last = not self._mail
-        child = self._child
-        if child is None:
-            return
-        if last:
-            with self._send_lock, self._cond:
-                if not self._mail and self._child is child:
-                    self._child = None
-                    child.stop()
-        elif goodbye is not None:
-            try:
-                self.send(goodbye)
-            except ChildDied:
-                pass
-
-    def send(self, message: object, generation: int | None = None) -> int:
-        """Send `message` (starting the child if there is none); the generation it went to. With
-        `generation`, only to that process: ChildDied when it is gone (a message that needs what
-        the user prepared in it)."""
-        with self._send_lock:
-            if generation is not None and (generation != self.generation or self._child is None):
-                raise ChildDied(f"the {self._child.what if self._child else 'child'} process was started again")
-            if self._child is None:
-                child = self._make()
-                child.start()
-                with self._cond:
-                    self._child = child
-                    self.generation += 1
-            child = self._child
-            assert child is not None
-            try:
-                child.send(message)
-            except (OSError, ValueError) as e:
-                raise ChildDied(f"the {child.what} process ended unexpectedly ({e})") from None
-            return self.generation
-
-    def receive(self, job: Job, key: int, generation: int, waiting: Callable[[], None] | None = None) -> Any:
-        """The next reply for `key` from the process of `generation`; `Cancelled` when the job is
-        aborted, `ChildDied` when that process is gone. `waiting` is called every `POLL_S` or so
-        while there is none (a user may send something meanwhile)."""
-        while True:
-            if waiting is not None:
-                waiting()
-            with self._cond:
-                box = self._mail.get(key)
-                if box:
-                    return box.popleft()
-                if job.abort.is_set():
-                    raise Cancelled("aborted")
-                if self._died is not None and self._died[0] >= generation:
-                    raise ChildDied(self._died[1])
-                child = self._child
-                if generation != self.generation or child is None:
-                    raise ChildDied("the tokenizer process was started again")
-                if self._reading:
-                    self._cond.wait(POLL_S)
-                    continue
-                self._reading = True
-            try:
-                message = child.poll(POLL_S)
-            except ChildDied as e:
-                with self._cond:
-                    self._reading = False
-                    self._died = (generation, str(e))
-                    self._cond.notify_all()
-                raise
-            with self._cond:
-                self._reading = False
-                if message is not NOTHING and message.key in self._mail:
-                    self._mail[message.key].append(message)
-                self._cond.notify_all()
-
-    def restart(self, generation: int) -> None:
-        """The process of `generation` died: stop it, so the next `send` starts a new one (a
-        no-op when another user did this already)."""
-        with self._send_lock, self._cond:
-            if self.generation == generation and self._child is not None:
-                child, self._child = self._child, None
-                child.stop()

@@ -1,0 +1,147 @@
+"""The panes' way to the tokenizer service, and the preparation of their results, as Qt events.
+
+`TokenizerService` is the one `ServiceClient` of this process: a pane attaches with a handler,
+sends requests from the GUI thread (they never wait for an encode), and gets each reply that
+names it as a call of its handler on the GUI thread: the client's reader thread emits a signal
+per reply, which Qt queues to this object's thread. `Died` goes to every pane.
+
+`Preparer` turns encodings into pane results off the GUI thread, one at a time, each on a
+`Worker` (the one background primitive): preparing is Python code holding the GIL, and one such
+thread at a time is all the GUI thread competes with for it. A pane's newer preparation replaces
+its waiting one and aborts its running one (whose result is then never delivered).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
+from shiboken6 import isValid
+
+from tokviz.gui.work.worker import Worker
+from tokviz.service.client import Died, Event, ServiceClient
+
+
+class TokenizerService(QObject):
+    """See the module docstring."""
+
+    _replied = Signal(object)  # emitted by the client's reader thread
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._handlers: dict[int, Callable[[Event], None]] = {}
+        self._replied.connect(self._dispatch)
+        self.client = ServiceClient(self._replied.emit)
+
+    def attach(self, spec: str, handler: Callable[[Event], None]) -> int:
+        """A pane of vocabulary `spec`: its key; `handler` gets its replies (`Loaded` first)."""
+        key = self.client.attach(spec)
+        self._handlers[key] = handler  # before any reply is dispatched: they come as events
+        return key
+
+    def detach(self, key: int) -> None:
+        self._handlers.pop(key, None)
+        self.client.detach(key)
+
+    @Slot(object)
+    def _dispatch(self, event: Event) -> None:
+        if isinstance(event, Died):
+            for handler in list(self._handlers.values()):
+                handler(event)
+            return
+        for_pane = self._handlers.get(event.key)
+        if for_pane is not None:
+            for_pane(event)
+
+
+_SERVICE: TokenizerService | None = None
+
+
+def tokenizer_service() -> TokenizerService:
+    """This process's tokenizer service (made with the first pane; its process stops with the
+    last pane, or when the application quits)."""
+    global _SERVICE
+    if _SERVICE is None:
+        _SERVICE = TokenizerService()
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(_SERVICE.client.stop)
+    return _SERVICE
+
+
+@dataclass
+class _Preparation:
+    owner: QObject
+    work: Callable[[], Any]
+    done: Callable[[Any], None]
+    failed: Callable[[BaseException], None]
+
+
+class Preparer(QObject):
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._waiting: deque[_Preparation] = deque()
+        self._running: tuple[QObject, Worker] | None = None
+
+    def submit(self, owner: QObject, work: Callable[[], Any], done: Callable[[Any], None],
+               failed: Callable[[BaseException], None]) -> None:
+        """Run `work()` off the GUI thread; `done(value)` or `failed(error)` follows on the GUI
+        thread, unless a newer preparation of `owner` comes first or `owner` is destroyed."""
+        self.forget(owner)
+        self._waiting.append(_Preparation(owner, work, done, failed))
+        self._next()
+
+    def forget(self, owner: QObject) -> None:
+        """Drop `owner`'s waiting preparation and abort its running one."""
+        self._waiting = deque(w for w in self._waiting if w.owner is not owner)
+        if self._running is not None and self._running[0] is owner:
+            self._running[1].abort()
+
+    def _next(self) -> None:
+        if self._running is not None or not self._waiting:
+            return
+        job = self._waiting.popleft()
+        if not isValid(job.owner):  # the pane went while its preparation waited
+            self._next()
+            return
+        worker = Worker(_Run(job.work), owner=job.owner, name="tokviz-cells")
+        worker.returned.connect(job.done)
+        worker.errored.connect(job.failed)
+        worker.finished.connect(self._finished)
+        self._running = (job.owner, worker)
+        worker.start()
+
+    @Slot()
+    def _finished(self) -> None:
+        self._running = None
+        self._next()
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None or bool(self._waiting)
+
+
+class _Run:
+    """A preparation as a `Worker`'s work (it takes the job, which preparing does not need)."""
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self.work = work
+
+    def __call__(self, _job: object) -> Any:
+        return self.work()
+
+
+_PREPARER: Preparer | None = None
+
+
+def preparer() -> Preparer:
+    """This process's one `Preparer`."""
+    global _PREPARER
+    if _PREPARER is None:
+        _PREPARER = Preparer()
+    return _PREPARER
