@@ -75,13 +75,11 @@ class TokenPane(QFrame):
         self.busy = False
         self._text: str | None = None
         self._gen = 0
-        #: the request at hand: (gen, text, policy, model_adds, options, when it was made, the
-        #: service process it went to, whether it was sent again after that process died)
-        self._asked: _Asked | None = None
+        self._asked: _Asked | None = None  # the request at hand
         #: the last encoding received: (text, policy, model_adds, encoding), reused when only the
         #: view options change
         self._encoded: tuple[str, SpecialPolicy, bool, Encoding] | None = None
-        self._stream_ids: list[int] = []
+        self._stream: tuple[int, list[int]] = (0, [])  # the last stream asked for: its number, its ids
         self._load_retried = False
         self._build_ui(policy, fonts)
         self._attach()
@@ -204,7 +202,7 @@ class TokenPane(QFrame):
     def _attach(self) -> None:
         service = tokenizer_service()
         self._key: int | None = service.attach(self.spec, self._on_event)
-        self.destroyed.connect(partial(_release, service, self._key, self))
+        self.destroyed.connect(partial(_release, self._key, self))
 
     @property
     def running(self) -> bool:
@@ -215,15 +213,15 @@ class TokenPane(QFrame):
         """Let go of the service (the last pane to go stops its process) and of any preparation."""
         key, self._key = self._key, None
         if key is not None:
-            _release(tokenizer_service(), key, self)
+            _release(key, self)
 
     def request_stream(self) -> bool:
         """Ask the tokenizer service for the naive and buffered decode of this pane's tokens;
         `stream_ready` follows. False when there is nothing to stream."""
         if self.result is None or self._key is None:
             return False
-        self._stream_ids = self.result.ids[:MAX_STREAM_TOKENS].tolist()
-        tokenizer_service().client.stream(self._key, self._gen, self._stream_ids)
+        self._stream = (self._stream[0] + 1, self.result.ids[:MAX_STREAM_TOKENS].tolist())
+        tokenizer_service().client.stream(self._key, *self._stream)
         return True
 
     # -- requests --------------------------------------------------------------------------
@@ -302,8 +300,9 @@ class TokenPane(QFrame):
         elif isinstance(event, p.Superseded):
             self._on_cancelled(event.gen)
         elif isinstance(event, p.Streamed):
-            if event.gen == self._gen:
-                self.stream_ready.emit(self, self._stream_ids, list(event.naive), list(event.buffered))
+            number, ids = self._stream
+            if event.gen == number:
+                self.stream_ready.emit(self, ids, list(event.naive), list(event.buffered))
         elif isinstance(event, Died):
             self._on_died(event)
 
@@ -547,7 +546,7 @@ def _prepared(asked: _Asked, encoding: Encoding, fonts: Fonts, stages: list) -> 
                       extra={"stages": [*stages, ("prepare", began, done)]})
 
 
-def _release(service: object, key: int, pane: QObject) -> None:
+def _release(key: int, pane: QObject) -> None:
     """A pane is gone: its key leaves the service, its preparation the preparer."""
     tokenizer_service().detach(key)
     preparer().forget(pane)
