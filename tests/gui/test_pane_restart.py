@@ -3,16 +3,17 @@ it used to show BrokenPipeError for every later edit)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 
 from tests.gui.conftest import wait_ready
+from tokviz.gui.compare.service import tokenizer_service
 
 
-def tokenizer_processes() -> list[multiprocessing.Process]:
+def tokenizer_processes() -> list:
     """The panes' shared tokenizer process (one, whatever the panes)."""
-    return [p for p in multiprocessing.active_children() if p.name == "tokviz-tokenizers"]
+    process = tokenizer_service().client.process
+    return [process] if process is not None else []
 
 
 def test_a_killed_tokenizer_process_is_started_again(qtbot, make_window, vocab) -> None:

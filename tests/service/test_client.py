@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import queue
 import signal
+import sys
 
 import pytest
 
@@ -79,3 +80,29 @@ def test_a_pane_that_failed_to_load_gets_failures_not_silence(client) -> None:
     client.encode(key, 1, "text", SpecialPolicy())
     reply = next_reply(client)
     assert isinstance(reply, p.Failed) and reply.gen == 1
+
+
+def _children() -> set[int]:
+    """This process's child processes (Linux: /proc)."""
+    from pathlib import Path
+
+    kids = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                kids.add(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_service_is_the_only_process_it_starts(client) -> None:
+    """No resource tracker (multiprocessing's spawn starts one beside its first child, for
+    semaphores the service never makes): one process, and only while a pane is attached."""
+    before = _children()
+    key = client.attach("cl100k_base")
+    assert isinstance(next_reply(client), p.Loaded)
+    assert _children() - before == {client.process.pid}
+    client.detach(key)
+    assert _children() - before == set()

@@ -92,10 +92,11 @@ class TokenTable:
 
 @dataclass(frozen=True, eq=False)
 class Encoding(Sequence[Token]):
-    """One encode, column by column: token i is `ids[i]`, spanning bytes `byte_starts[i]` to
-    `byte_ends[i]` and characters `starts[i]` to `ends[i]` of the text, and standing for row
-    `key_index[i]` of `table`. Spans are in text order (both starts and ends non-decreasing).
-    `n_bytes` is the text's UTF-8 length; `seconds` and `extra` say how it was made.
+    """One encode, column by column: token i stands for row `key_index[i]` of `table` (its id is
+    `ids[i]`, read from the table), spanning bytes `byte_starts[i]` to `byte_ends[i]` and
+    characters `starts[i]` to `ends[i]` of the text. Spans are in text order (both starts and
+    ends non-decreasing). `n_bytes` is the text's UTF-8 length; `seconds` and `extra` say how it
+    was made.
 
     >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
     >>> tiny = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
@@ -106,7 +107,6 @@ class Encoding(Sequence[Token]):
     Token(id=3, bytes=b'ab', byte_start=0, byte_end=2, start=0, end=2, kind=<TokenKind.NORMAL: 'normal'>, piece='ab')
     """
 
-    ids: np.ndarray
     byte_starts: np.ndarray
     byte_ends: np.ndarray
     starts: np.ndarray
@@ -124,8 +124,7 @@ class Encoding(Sequence[Token]):
         n = len(tokens)
         if n == 0:
             empty = np.zeros(0, dtype=np.int64)
-            return cls(empty, empty, empty, empty, empty, np.zeros(0, dtype=np.int32), TokenTable.of_rows([]),
-                       n_bytes)
+            return cls(empty, empty, empty, empty, np.zeros(0, dtype=np.int32), TokenTable.of_rows([]), n_bytes)
         with gc_paused():  # the transposed tuples hold no cycles; collections would only rescan them
             ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
             keys = list(zip(ids, datas))
@@ -140,8 +139,7 @@ class Encoding(Sequence[Token]):
         def column(values: tuple[int, ...]) -> np.ndarray:
             return np.array(values, dtype=np.int64)
 
-        return cls(column(ids), column(byte_starts), column(byte_ends), column(starts), column(ends), key_index,
-                   table, n_bytes)
+        return cls(column(byte_starts), column(byte_ends), column(starts), column(ends), key_index, table, n_bytes)
 
     @classmethod
     def of_laid(cls, parts: Sequence[Laid], info_for: Callable[[list[int]], TokenInfo], n_bytes: int) -> Encoding:
@@ -171,7 +169,7 @@ class Encoding(Sequence[Token]):
                         key_index[offset + k] = own[key]
             offset += len(part.ids)
         return cls(
-            ids, np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
+            np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
             np.concatenate([p.starts for p in parts]), np.concatenate([p.ends for p in parts]), key_index,
             TokenTable.of_rows(rows), n_bytes,
         )
@@ -197,9 +195,9 @@ class Encoding(Sequence[Token]):
                 local[k] = at
             keys.append(local[part.key_index])
         return cls(
-            np.concatenate([p.ids for p in parts]), np.concatenate([p.byte_starts for p in parts]),
-            np.concatenate([p.byte_ends for p in parts]), np.concatenate([p.starts for p in parts]),
-            np.concatenate([p.ends for p in parts]), np.concatenate(keys), TokenTable.of_rows(rows), n_bytes,
+            np.concatenate([p.byte_starts for p in parts]), np.concatenate([p.byte_ends for p in parts]),
+            np.concatenate([p.starts for p in parts]), np.concatenate([p.ends for p in parts]),
+            np.concatenate(keys), TokenTable.of_rows(rows), n_bytes,
         )
 
     # -- derived encodings --------------------------------------------------------------------
@@ -218,36 +216,49 @@ class Encoding(Sequence[Token]):
 
         around = (*before, *after)
         return Encoding(
-            joined(self.ids, (t.id for t in around)), joined(self.byte_starts, (t.byte_start for t in around)),
-            joined(self.byte_ends, (t.byte_end for t in around)), joined(self.starts, (t.start for t in around)),
-            joined(self.ends, (t.end for t in around)), joined(self.key_index.astype(np.int32), keys),
-            table, self.n_bytes, self.seconds, dict(self.extra),
+            joined(self.byte_starts, (t.byte_start for t in around)),
+            joined(self.byte_ends, (t.byte_end for t in around)),
+            joined(self.starts, (t.start for t in around)), joined(self.ends, (t.end for t in around)),
+            joined(self.key_index.astype(np.int32), keys), table, self.n_bytes, self.seconds, dict(self.extra),
         )
 
     def part(self, i: int, j: int) -> Encoding:
         """Tokens `i` to `j - 1` (spans unchanged), whose `n_bytes` is where the last one ends."""
         n_bytes = int(self.byte_ends[j - 1]) if j > i else 0
-        return Encoding(self.ids[i:j], self.byte_starts[i:j], self.byte_ends[i:j], self.starts[i:j],
-                        self.ends[i:j], self.key_index[i:j], self.table, n_bytes)
+        return Encoding(self.byte_starts[i:j], self.byte_ends[i:j], self.starts[i:j], self.ends[i:j],
+                        self.key_index[i:j], self.table, n_bytes)
 
     def shifted(self, chars: int, n_bytes: int) -> Encoding:
         """The same tokens with every span moved by `chars` characters and `n_bytes` bytes."""
-        return Encoding(self.ids, self.byte_starts + n_bytes, self.byte_ends + n_bytes, self.starts + chars,
+        return Encoding(self.byte_starts + n_bytes, self.byte_ends + n_bytes, self.starts + chars,
                         self.ends + chars, self.key_index, self.table, self.n_bytes + n_bytes)
 
     def compact(self) -> Encoding:
-        """The same encoding in fewer bytes: ids and offsets int32 where every value fits (ids
-        below 2**31, a text under 2 GB), keys uint16 where the table has at most 65536 rows."""
+        """The same encoding in fewer bytes: offsets int32 where every value fits (a text under
+        2 GB), keys uint16 where the table has at most 65536 rows, and each pair of span columns
+        whose spans meet (every token ends where the next one starts, as a byte-level BPE's byte
+        spans always do) made two views of one array of bounds.
+
+        >>> a, b = (Token(i, c, i, i + 1, i, i + 1, TokenKind.NORMAL, c.decode()) for i, c in enumerate((b"a", b"b")))
+        >>> small = Encoding.of_tokens([a, b], 2).compact()
+        >>> small.byte_starts.base is small.byte_ends.base is not None, small.byte_ends.tolist(), small.ends.dtype
+        (True, [1, 2], dtype('int32'))
+        """
         key_index = self.key_index.astype(np.uint16) if len(self.table) <= 1 << 16 else self.key_index
-        fits = not len(self.ids) or int(self.ids.max()) < np.iinfo(np.int32).max
-        ids = self.ids.astype(np.int32) if fits else self.ids
         small = self.n_bytes < np.iinfo(np.int32).max
+        byte_starts, byte_ends = _shared(self.byte_starts, self.byte_ends, small)
+        starts, ends = _shared(self.starts, self.ends, small)
+        return Encoding(byte_starts, byte_ends, starts, ends, key_index, self.table, self.n_bytes, self.seconds,
+                        self.extra)
 
-        def offsets(column: np.ndarray) -> np.ndarray:
-            return column.astype(np.int32) if small else column
-
-        return Encoding(ids, offsets(self.byte_starts), offsets(self.byte_ends), offsets(self.starts),
-                        offsets(self.ends), key_index, self.table, self.n_bytes, self.seconds, self.extra)
+    @property
+    def ids(self) -> np.ndarray:
+        """Every token's id, read from the table through the key column (int32 where ids fit)."""
+        ids = self.table.ids
+        if len(ids) and int(ids.max()) < np.iinfo(np.int32).max:
+            ids = ids.astype(np.int32)
+        taken: np.ndarray = np.take(ids, self.key_index)
+        return taken
 
     # -- reading ------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -271,7 +282,7 @@ class Encoding(Sequence[Token]):
             raise IndexError("token index out of range")
         k = int(self.key_index[index])
         table = self.table
-        return Token(int(self.ids[index]), table.datas[k], int(self.byte_starts[index]), int(self.byte_ends[index]),
+        return Token(int(table.ids[k]), table.datas[k], int(self.byte_starts[index]), int(self.byte_ends[index]),
                      int(self.starts[index]), int(self.ends[index]), KINDS[table.kinds[k]], table.pieces[k])
 
     def __iter__(self) -> Iterator[Token]:
@@ -282,15 +293,12 @@ class Encoding(Sequence[Token]):
         """Tokens `start` to `stop - 1`, each column read once as a list."""
         if stop <= start:
             return []
-        table = self.table
-        datas, pieces = table.datas, table.pieces
-        kinds = [KINDS[code] for code in table.kinds.tolist()]
+        rows = self.table.rows()
         return [
-            Token(i, datas[k], bs, be, s, e, kinds[k], pieces[k])
-            for i, k, bs, be, s, e in zip(
-                self.ids[start:stop].tolist(), self.key_index[start:stop].tolist(),
-                self.byte_starts[start:stop].tolist(), self.byte_ends[start:stop].tolist(),
-                self.starts[start:stop].tolist(), self.ends[start:stop].tolist(),
+            Token(rows[k][0], rows[k][1], bs, be, s, e, rows[k][2], rows[k][3])
+            for k, bs, be, s, e in zip(
+                self.key_index[start:stop].tolist(), self.byte_starts[start:stop].tolist(),
+                self.byte_ends[start:stop].tolist(), self.starts[start:stop].tolist(), self.ends[start:stop].tolist(),
             )
         ]
 
@@ -324,6 +332,20 @@ class Encoding(Sequence[Token]):
     def token_text(self, i: int, *, visible_whitespace: bool = True) -> str:
         """Token `i`'s bytes as the views show them (`display_text`)."""
         return display_text(self.table.datas[int(self.key_index[i])], visible_whitespace=visible_whitespace)
+
+
+def _shared(starts: np.ndarray, ends: np.ndarray, small: bool) -> tuple[np.ndarray, np.ndarray]:
+    """`starts` and `ends` (int32 when `small`), as two views of one array of bounds where every
+    span ends where the next one starts; as they are (a new array each) where not."""
+    dtype = np.int32 if small else starts.dtype
+    if starts.base is not None and starts.base is ends.base and starts.dtype == dtype:
+        return starts, ends  # shared already
+    if len(starts) and np.array_equal(ends[:-1], starts[1:]):
+        bounds = np.empty(len(starts) + 1, dtype=dtype)
+        bounds[:-1] = starts
+        bounds[-1] = ends[-1]
+        return bounds[:-1], bounds[1:]
+    return starts.astype(dtype), ends.astype(dtype)
 
 
 def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -18,11 +18,15 @@ new one, and every attached pane's vocabulary is loaded in it again before that 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Protocol
 
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.service import protocol as p
@@ -40,10 +44,79 @@ class Died:
 Event = p.Reply | Died
 
 
+class Process(Protocol):
+    """What the client needs of a service process (a `multiprocessing.Process` has it all)."""
+
+    @property
+    def pid(self) -> int | None: ...
+
+    @property
+    def exitcode(self) -> int | None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
+
+    def is_alive(self) -> bool: ...
+
+    def terminate(self) -> None: ...
+
+
+class _Subprocess:
+    """A service process started as `python -m tokviz.service FD` with its end of a socket pair,
+    read as a `multiprocessing.Process` is. Not multiprocessing's own spawn: that starts a
+    resource tracker process beside the first child, for named semaphores and shared memory the
+    service never makes, and it stays for the window's whole life."""
+
+    def __init__(self, name: str) -> None:
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            self.conn = Connection(ours.detach())
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # as spawn passes it
+            self._popen = subprocess.Popen(
+                [sys.executable, "-m", "tokviz.service", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env,
+            )
+        self.name = name
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+
+def start_service(name: str) -> tuple[Process, Connection]:
+    """A new service process and the window's end of its pipe."""
+    if os.name == "posix":
+        child = _Subprocess(name)
+        return child, child.conn
+    ctx = multiprocessing.get_context("spawn")  # Windows: no resource tracker there
+    conn, child_conn = ctx.Pipe()
+    process = ctx.Process(target=serve, args=(child_conn,), daemon=True, name=name)
+    try:
+        process.start()
+    finally:
+        child_conn.close()
+    return process, conn
+
+
 class _Run:
     """One service process, its pipe, and whether it was asked to stop."""
 
-    def __init__(self, process: Any, conn: Connection, generation: int) -> None:
+    def __init__(self, process: Process, conn: Connection, generation: int) -> None:
         self.process, self.conn, self.generation = process, conn, generation
         self.stopped = False
 
@@ -64,8 +137,8 @@ class ServiceClient:
         self._numbers = 0
 
     @property
-    def process(self) -> Any:
-        """The current process (a `multiprocessing.Process`), or None."""
+    def process(self) -> Process | None:
+        """The current process, or None."""
         run = self._run
         return run.process if run is not None else None
 
@@ -134,13 +207,7 @@ class ServiceClient:
         return self._run if self._run is not None else self._start()
 
     def _start(self) -> _Run:
-        ctx = multiprocessing.get_context("spawn")
-        conn, child_conn = ctx.Pipe()
-        process = ctx.Process(target=serve, args=(child_conn,), daemon=True, name=self._name)
-        try:
-            process.start()
-        finally:
-            child_conn.close()
+        process, conn = start_service(self._name)
         self.generation += 1
         run = self._run = _Run(process, conn, self.generation)
         self._last_text = None

@@ -330,7 +330,7 @@ class TiktokenTokenizer(Tokenizer):
         byte_starts = byte_ends - lengths[key_index]
         starts, ends = omap.char_span_arrays(byte_starts, byte_ends)
         table = TokenTable.of_rows((i, info.data[i], info.kind[i], info.piece[i]) for i in present)
-        return Encoding(id_array, byte_starts, byte_ends, starts, ends, key_index, table, len(omap.data))
+        return Encoding(byte_starts, byte_ends, starts, ends, key_index, table, len(omap.data))
 
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
         return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))

@@ -275,7 +275,7 @@ class TokenPane(QFrame):
         last = self._encoded
         if (last is not None and last[1] == asked.policy and last[2] == asked.model_adds
                 and (last[0] is asked.text or last[0] == asked.text)):
-            self._prepare(last[3], [])  # only the view options changed: the last encoding serves
+            self._prepare(last[3], [], received=False)  # only the view options changed: the last encoding serves
         else:
             self._send(asked)
 
@@ -332,16 +332,17 @@ class TokenPane(QFrame):
         asked = self._asked
         if asked is None or reply.gen != asked.gen:
             return  # a newer request came while the service encoded
-        self._encoded = (asked.text, asked.policy, asked.model_adds, reply.encoding)
         received = time.perf_counter()
         self._prepare(reply.encoding, [*reply.encoding.extra.get("stages", ()), ("asked", asked.began, asked.began),
-                                       ("received", received, received)])
+                                       ("received", received, received)], received=True)
 
-    def _prepare(self, encoding: Encoding, stages: list) -> None:
-        """Turn `encoding` into cells off the GUI thread; `_on_finished` follows."""
+    def _prepare(self, encoding: Encoding, stages: list, *, received: bool) -> None:
+        """Turn `encoding` into cells off the GUI thread; `_on_finished` follows. A `received`
+        encoding is compacted there first: its span columns that meet become views of one array,
+        and the buffers it was received in go."""
         asked = self._asked
         assert asked is not None
-        work = partial(_prepared, asked, encoding, self.view.fonts, stages)
+        work = partial(_prepared, asked, encoding, self.view.fonts, stages, received)
         preparer().submit(self, work, self._on_finished, self._on_prepare_failed)
 
     def _on_prepare_failed(self, error: BaseException) -> None:
@@ -376,6 +377,9 @@ class TokenPane(QFrame):
         if result.gen != self._gen:
             return
         self.busy = False
+        asked = self._asked
+        if asked is not None and isinstance(result.tokens, Encoding):  # what a change of view options reuses
+            self._encoded = (asked.text, asked.policy, asked.model_adds, result.tokens)
         self.error = None
         self.warning.hide()
         self._note_unknown_specials()
@@ -536,9 +540,11 @@ class _Asked:
     retried: bool = False  # sent once more after that process died
 
 
-def _prepared(asked: _Asked, encoding: Encoding, fonts: Fonts, stages: list) -> PaneResult:
+def _prepared(asked: _Asked, encoding: Encoding, fonts: Fonts, stages: list, received: bool) -> PaneResult:
     """The pane result of `encoding` (on the preparing thread)."""
     began = time.perf_counter()
+    if received:
+        encoding = encoding.compact()
     tokens, cells, widths, breaks = prepare(encoding, asked.options, fonts)
     done = time.perf_counter()
     return PaneResult(asked.gen, asked.text, asked.policy, asked.options, tokens, cells, widths, breaks,

@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
 from shiboken6 import isValid
 
+from tokviz.core.heap import trim_heap
 from tokviz.gui.work.worker import Worker
 from tokviz.service.client import Died, Event, ServiceClient
 
@@ -119,6 +120,7 @@ class Preparer(QObject):
     @Slot()
     def _finished(self) -> None:
         self._running = None
+        trim_heap()  # a preparation's temporaries, and the buffers its encoding was received in, are free
         self._next()
 
     @property
