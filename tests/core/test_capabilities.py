@@ -142,3 +142,43 @@ def test_no_backend_probing_outside_the_backends():
     files = [p for p in package.rglob("*.py") if backends not in p.parents]
     probes = [probe for path in files for probe in _probes(path)]
     assert not probes, "use the Tokenizer capabilities instead:\n" + "\n".join(probes)
+
+
+def test_a_backend_must_say_how_it_cuts_plain_text():
+    """`_lay_out_ordinary` is the one primitive: a backend without it cannot be made (it used to
+    default to `_encode_ordinary`, which defaulted back to it: endless recursion at the first
+    encode)."""
+    from tokviz.core.tokenizer import Tokenizer
+
+    class Partial(Tokenizer):
+        name, family, special_tokens = "partial", "test", {}
+        vocab_size = 0
+
+        def decode(self, ids):
+            return ""
+
+        def token_bytes(self, token_id):
+            return b""
+
+        def piece(self, token_id):
+            return ""
+
+        def kind(self, token_id):
+            raise KeyError(token_id)
+
+    with pytest.raises(TypeError, match="_lay_out_ordinary"):
+        Partial()
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen"])
+def test_tiktokens_segment_layout_is_its_encode_of_the_segment(vocab, name):
+    tok = vocab(name)
+    text = "Héllo 根 안녕 👋🏽 world"
+    start, end = 2, len(text) - 3
+    laid = tok._lay_out_ordinary(text, start, end)
+    tokens = laid.to_tokens(tok._info_for(laid.ids))
+    alone = tok.encode(text[start:end])
+    offset = len(text[:start].encode())
+    assert [t.id for t in tokens] == [t.id for t in alone]
+    assert [(t.start - start, t.end - start, t.byte_start - offset, t.byte_end - offset) for t in tokens] == [
+        (t.start, t.end, t.byte_start, t.byte_end) for t in alone]

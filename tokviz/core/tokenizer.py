@@ -467,17 +467,15 @@ class Tokenizer(abc.ABC):
 
     # -- for backends -------------------------------------------------------------------------
 
-    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
-        """Encode `text[start:end]` with no special-token parsing; spans relative to all of `text`.
+    @abc.abstractmethod
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
+        """The tokens of `text[start:end]` with no special-token parsing, as arrays with spans on
+        all of `text` (no Token objects); None for no tokens. What every backend cuts with."""
 
-        Backends override this or `_lay_out_ordinary` (arrays, no Token objects: faster)."""
+    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+        """`_lay_out_ordinary` as tokens."""
         laid = self._lay_out_ordinary(text, start, end)
         return laid.to_tokens(self._info_for(laid.ids)) if laid is not None else []
-
-    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
-        """`_encode_ordinary` as arrays; None for no tokens."""
-        tokens = self._encode_ordinary(text, start, end)
-        return Laid.of_tokens(tokens) if tokens else None
 
     def _special_token(self, text: str, start: int, end: int, special_id: int) -> Token:
         omap = self._offset_map(text)

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
-from tokviz.core.layout import build_tokens, fill_gaps
+from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -396,15 +396,15 @@ class ChatGLMTokenizer(Tokenizer):
             for i in (self.id_of(GMASK), self.id_of(BOS))
         ]
 
-    def _encode_ordinary(self, text: str, start: int, end: int) -> list[Token]:
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         mapped = self.preprocess(text[start:end])
         if not mapped.text:
-            return []
+            return None
         pieces = self.base.encode(mapped.text)
         if not self.add_dummy_prefix:
             pieces = pieces[2:]  # the original's `tokens[2:]`: the `▁` and `<n>` of the prepended <n>
         if not pieces:
-            return []
+            return None
         spans = [mapped.original_span(t.start, t.end) for t in pieces]
         starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
         ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
@@ -418,7 +418,8 @@ class ChatGLMTokenizer(Tokenizer):
         datas = [
             t.bytes if t.kind == TokenKind.UNKNOWN else info.data[i] for t, i in zip(pieces, ids)
         ]
-        return build_tokens(ids, byte_starts, byte_ends, starts.tolist(), ends.tolist(), info, datas)
+        byte_start_array, byte_end_array = np.array(byte_starts, dtype=np.int64), np.array(byte_ends, dtype=np.int64)
+        return Laid(ids, byte_start_array, byte_end_array, starts, ends, datas)
 
 
 class _Profile(Preprocessing):

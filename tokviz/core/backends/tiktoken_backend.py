@@ -17,7 +17,7 @@ import tiktoken
 
 from tokviz.core.backends.panics import is_panic, library_calls
 from tokviz.core.encoding import Encoding, TokenTable, distinct_ids
-from tokviz.core.layout import tokens_from_bytes
+from tokviz.core.layout import Laid, tokens_from_bytes
 from tokviz.core.tokenizer import (
     AllowedSpecial,
     DisallowedSpecial,
@@ -331,6 +331,21 @@ class TiktokenTokenizer(Tokenizer):
         starts, ends = omap.char_span_arrays(byte_starts, byte_ends)
         table = TokenTable.of_rows((i, info.data[i], info.kind[i], info.piece[i]) for i in present)
         return Encoding(byte_starts, byte_ends, starts, ends, key_index, table, len(omap.data))
+
+    def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
+        """tiktoken's `encode_ordinary` of the segment over its bytes (what the interface's own
+        paths use; `encode` and `encode_columns` go to tiktoken in one call)."""
+        with library_calls(self.name):
+            ids = self.encoding.encode_ordinary(text[start:end])
+        if not ids:
+            return None
+        omap = self._offset_map(text)
+        info = self._info_for(ids)
+        lengths = np.fromiter(map(len, map(info.data.__getitem__, ids)), dtype=np.int64, count=len(ids))
+        byte_ends = np.cumsum(lengths) + omap.byte_offset(start)
+        byte_starts = byte_ends - lengths
+        starts, ends = omap.char_span_arrays(byte_starts, byte_ends)
+        return Laid(ids, byte_starts, byte_ends, starts, ends)
 
     def _lay_out(self, text: str, ids: Sequence[int]) -> list[Token]:
         return tokens_from_bytes(OffsetMap(text), ids, self._info_for(ids))
