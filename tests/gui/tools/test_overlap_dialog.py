@@ -10,14 +10,13 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from tests.analysis.test_overlap import _train
+from tests.gui.conftest import TIMEOUT_MS
 from tokviz.analysis.overlap import ONLY_COLUMNS, overlap_of
 from tokviz.core import catalog
 from tokviz.gui.tools.menu import SHORTCUTS
 from tokviz.gui.tools.overlap_dialog import OverlapDialog, open_overlap_dialog
 from tokviz.gui.tools.vocab_browser import ContentDialog
 from tokviz.gui.work.worker import live_workers
-
-from .conftest import TIMEOUT_MS
 
 COLUMN = {name: k for k, (name, _) in enumerate(ONLY_COLUMNS)}
 

@@ -1,4 +1,4 @@
-"""Child-process targets for tests/gui/test_work.py (Qt-free: the spawned child imports this)."""
+"""Child-process targets for tests/gui/work/test_work.py (Qt-free: the spawned child imports this)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conftest import TIMEOUT_MS
+from tests.gui.conftest import TIMEOUT_MS
 
 
 def _menu_titles(window) -> list[str]:
@@ -68,10 +68,9 @@ def test_analysis_uses_every_pane(qtbot, make_window):
 
 
 def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vocab):
+    from tests.gui.conftest import wait_ready
     from tokviz.core import catalog
     from tokviz.training.extend import learn_extension, save_extension
-
-    from .conftest import wait_ready
 
     window = make_window(["qwen"], text="我是一只猫")
     dialog = window.tools.open_extend()
@@ -86,9 +85,8 @@ def test_a_saved_extension_joins_the_comparison(qtbot, make_window, tmp_path, vo
 
 
 def test_context_limit_marks_every_pane(qtbot, make_window):
+    from tests.gui.conftest import wait_ready
     from tokviz.analysis.budget import context_budget
-
-    from .conftest import wait_ready
 
     text = "토큰은 글자가 아니다. " * 20 + "Tokens are not characters. " * 20
     window = make_window(["cl100k_base", "qwen"], text=text)
@@ -109,7 +107,7 @@ CHAT = "<|im_start|>user\nhello<|im_end|>\n<|im_start|>assistant\nhi<|im_end|>\n
 
 
 def test_analysis_counts_with_the_panes_special_token_policy(qtbot, make_window, vocab):
-    from .conftest import wait_ready
+    from tests.gui.conftest import wait_ready
 
     window = make_window(["qwen", "cl100k_base"], text=CHAT)
     for pane in window.panes:
@@ -127,7 +125,7 @@ def test_analysis_counts_with_the_panes_special_token_policy(qtbot, make_window,
 
 
 def test_analysis_says_which_policy_when_the_panes_differ(qtbot, make_window, vocab):
-    from .conftest import wait_ready
+    from tests.gui.conftest import wait_ready
 
     window = make_window(["qwen", "cl100k_base"], text=CHAT)
     window.panes[0].set_policy("all")

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from tests.gui.chat.test_chat import pane_of, wait_rendered
 from tests.gui.conftest import TIMEOUT_MS
-from tests.gui.test_chat import pane_of, wait_rendered
 from tokviz.gui.app import build_window
 from tokviz.gui.chat.messages import DEFAULT_CONVERSATION
 from tokviz.gui.chat.panel import ChatPanel
