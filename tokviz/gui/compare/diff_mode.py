@@ -248,7 +248,7 @@ class DiffMode:
         names = [p.title.text() for p in panes]
         self.panel.set_names(names, self.reference)
         results = [p.result for p in panes]
-        text = self.window._offsets.text
+        text = self.window.offsets.text
         if not panes or any(r is None or r.text != text for r in results):
             self._stop()
             self.panel.show_waiting("diff: waiting for every pane to cut the text…")
@@ -281,14 +281,14 @@ class DiffMode:
         for pane, marks in zip(panes, outcome.marks):
             pane.view.set_boundary_marks(marks)
         self._mark_editor(outcome.editor_ranges)
-        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window._offsets.text,
+        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window.offsets.text,
                                 self.window.options)
 
     def options_changed(self) -> None:
         """Write the shown stretches again in the window's new notation (visible whitespace)."""
         panes = self.window.panes
         if self.on and self.outcome is not None and len(panes) == len(self.outcome.results):
-            self.panel.show_outcome(self.outcome, [p.title.text() for p in panes], self.window._offsets.text,
+            self.panel.show_outcome(self.outcome, [p.title.text() for p in panes], self.window.offsets.text,
                                     self.window.options)
 
     def _on_errored(self, error: BaseException) -> None:
@@ -310,7 +310,7 @@ class DiffMode:
         """Underline the differing stretches in the editor's view (and a screen either side)."""
         if not self.on:
             return
-        editor, offsets = self.window.editor, self.window._offsets
+        editor, offsets = self.window.editor, self.window.offsets
         ranges = self._editor_ranges
         if len(ranges):
             view = editor.viewport().rect()
@@ -342,8 +342,8 @@ class DiffMode:
         and scroll every pane to it."""
         w = self.window
         cursor = w.editor.textCursor()
-        cursor.setPosition(w._offsets.to_utf16(start))
-        cursor.setPosition(w._offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(w.offsets.to_utf16(start))
+        cursor.setPosition(w.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
         w.editor.setTextCursor(cursor)
         for pane in w.panes:
             if (index := pane.view.token_for_char(start)) is not None:

@@ -14,34 +14,22 @@ export holds every token).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from PySide6.QtGui import QColor, QFontInfo, QFontMetricsF
+from PySide6.QtGui import QFontInfo, QFontMetricsF
 from PySide6.QtWidgets import QLabel
 
-from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X
 from tokviz.gui.compare.pane_result import PaneResult
-from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout
-from tokviz.gui.compare.token_view import (
-    HEX_COLOR,
-    ID_COLOR,
-    LIMIT_PEN,
-    LINE_GAP,
-    MARGIN,
-    PAST_LIMIT_FILL,
-    TEXT_COLOR,
-    TokenView,
-)
+from tokviz.gui.compare.renderer import TEXT_COLOR, line_cells, svg_cells, xml_text
+from tokviz.gui.compare.token_layout import TokenLayout
+from tokviz.gui.compare.token_view import LINE_GAP, MARGIN, TokenView
 
 MAX_TOKENS = 20_000  # per pane: a blog post's figure, not a 1 MB text (that is what HTML is for)
 COLUMN_GAP = 16.0
 HEADER_GAP = 4.0
 SUBTLE = "#4b5563"
-# characters XML 1.0 cannot hold (C0 controls but tab/LF/CR, lone surrogates, U+FFFE/U+FFFF)
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 class SvgPane(Protocol):
@@ -53,24 +41,6 @@ class SvgPane(Protocol):
     def result(self) -> PaneResult | None: ...
     @property
     def tokenizer(self): ...
-
-
-def xml_text(text: str) -> str:
-    """`text` escaped for an SVG, with characters XML cannot hold shown as U+FFFD.
-
-    >>> xml_text("a<b & \\x1b")
-    'a&lt;b &amp; \\ufffd'
-    """
-    # what xml.sax.saxutils.escape does, without importing it (it imports urllib.request, and
-    # with it http, email and ssl: 8 MiB of the window's memory from the start)
-    return _NOT_XML.sub("\ufffd", text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _rgba(color: QColor) -> str:
-    """A colour as SVG attributes: fill plus fill-opacity when it is translucent."""
-    if color.alpha() == 255:
-        return f'fill="{color.name()}"'
-    return f'fill="{color.name()}" fill-opacity="{color.alphaF():.3f}"'
 
 
 @dataclass(frozen=True)
@@ -179,55 +149,15 @@ def _wrapped(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
 
 def _line(view: TokenView, result: PaneResult, layout: TokenLayout, line: int, y: float, top_h: float,
           fonts: _Fonts) -> list[str]:
-    out: list[str] = []
+    """One line of a pane's tokens, as the renderer draws them in the pane."""
     rng = layout.line_range(line)
     if not rng:
-        return out
-    xs = layout.line_xs(line).tolist()
-    main_base = y + (top_h - fonts.main.height()) / 2 + fonts.main.ascent()
-    small_base = y + (top_h - fonts.small.height()) / 2 + fonts.small.ascent()
+        return []
+    cells = result.cells[rng.start:rng.stop]
+    shapes = line_cells(cells, layout.line_xs(line).tolist(), result.widths[rng.start:rng.stop].tolist(),
+                        [view.background(i) for i in rng], view.measurer, top_h, y=y)
     limit = view.limit
-    tokens = result.tokens[rng.start:rng.stop]  # the line's tokens in one read of the columns
-    for index, x, token in zip(rng, xs, tokens):
-        cell = result.cells[index]
-        w = float(result.widths[index])
-        color = view.background(index)
-        out.append(f'<g class="token k-{cell.kind.value}" data-id="{token.id}">')
-        out.append(f"<title>id {token.id}</title>")
-        if cell.pill:
-            r = top_h / 2 - 1
-            out.append(f'<rect x="{x:.1f}" y="{y + 1:.1f}" width="{w:.1f}" height="{top_h - 2:.1f}" '
-                       f'rx="{r:.1f}" {_rgba(color)}/>')
-        elif cell.hex:
-            out.append(f'<rect x="{x + 0.5:.1f}" y="{y + 0.5:.1f}" width="{w - 1:.1f}" height="{top_h - 1:.1f}" '
-                       f'{_rgba(color.lighter(135))} stroke="{color.darker(150).name()}" '
-                       f'stroke-dasharray="3,2"/>')
-        else:
-            out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{top_h:.1f}" {_rgba(color)}/>')
-        if cell.cont and index > rng.start:  # one character across the cut: the bridge the pane draws
-            out.append(f'<rect x="{x - CELL_GAP - 1:.1f}" y="{y + top_h / 2 - 1.5:.1f}" '
-                       f'width="{CELL_GAP + 2:.1f}" height="3" fill="{HEX_COLOR.name()}"/>')
-        label_w = fonts.main.horizontalAdvance(cell.label)
-        if cell.hex:
-            lx, anchor = x + PAD_X, ""
-        else:
-            lx, anchor = x + w / 2, ' text-anchor="middle"'
-        out.append(f'<text class="label" x="{lx:.1f}" y="{main_base:.1f}"{anchor} font-size="{fonts.main_px}" '
-                   f'fill="{TEXT_COLOR.name()}">{xml_text(cell.label)}</text>')
-        if cell.hex:
-            hx = x + PAD_X + label_w + HEX_GAP
-            out.append(f'<text class="hex" x="{hx:.1f}" y="{small_base:.1f}" font-size="{fonts.small_px}" '
-                       f'fill="{HEX_COLOR.name()}">{xml_text(cell.hex)}</text>')
-        if cell.sub:
-            out.append(f'<text class="sub" x="{x + w / 2:.1f}" y="{y + top_h + fonts.small.ascent():.1f}" '
-                       f'text-anchor="middle" font-size="{fonts.small_px}" fill="{ID_COLOR.name()}">'
-                       f"{xml_text(cell.sub)}</text>")
-        if limit is not None and index >= limit:
-            out.append(f'<rect class="past" x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{top_h:.1f}" '
-                       f"{_rgba(PAST_LIMIT_FILL)}/>")
-            if index == limit:
-                out.append(f'<rect x="{x - 1.5:.1f}" y="{y:.1f}" width="3" height="{top_h:.1f}" '
-                           f'fill="{LIMIT_PEN.color().name()}"/>')
-        out.append("</g>")
-    return out
-
+    past = None if limit is None or limit >= rng.stop else max(limit - rng.start, 0)
+    ids = [t.id for t in result.tokens[rng.start:rng.stop]]  # the line's tokens in one read of the columns
+    return svg_cells(shapes, ids, [c.kind.value for c in cells], main_px=fonts.main_px, small_px=fonts.small_px,
+                     past=past)

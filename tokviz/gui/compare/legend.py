@@ -1,5 +1,5 @@
 """The legend under the panes: a swatch drawn exactly as the token view draws each kind of token
-(the view's own background painter), and what it means."""
+(the renderer's own backgrounds), and what it means."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from tokviz.core.tokens import TokenKind
 from tokviz.gui.compare.cells import Cell
-from tokviz.gui.compare.token_view import LIMIT_PEN, PAST_LIMIT_FILL, TokenView
+from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, paint_background, shape_of
 from tokviz.gui.widgets.theme import token_colors
 
 #: (what, kind drawn, label)
@@ -49,7 +49,7 @@ class TokenLegend(QWidget):
         for what, kind, label in ENTRIES:
             rect = QRectF(x, 2.0, SWATCH_W, h)
             cell = Cell("", "··" if kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK) else "", "", kind, 0)
-            TokenView._paint_background(painter, cell, rect, colors.for_slot(0, 0, kind))
+            paint_background(painter, rect, colors.for_slot(0, 0, kind), shape_of(cell))
             if what == "past":
                 painter.fillRect(rect, PAST_LIMIT_FILL)
                 painter.setPen(LIMIT_PEN)

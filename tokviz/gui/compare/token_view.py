@@ -31,32 +31,27 @@ from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 from tokviz.analysis.notation import token_tooltip
 from tokviz.analysis.palette import id_slots
 from tokviz.core.tokens import Token, TokenKind
-from tokviz.gui.compare.cell_metrics import HEX_GAP, PAD_X, CellMeasurer, Fonts
+from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import Cell
 from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_result import PaneResult
-from tokviz.gui.compare.token_layout import CELL_GAP, TokenLayout, covering
+from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, line_cells, paint_cells
+from tokviz.gui.compare.token_layout import TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
 
 MARGIN = 6.0
 LINE_GAP = 3.0
 LAYOUT_SLICE_S = 0.006  # GUI-thread budget per layout slice
-TEXT_COLOR = QColor("#1f2937")
-HEX_COLOR = QColor("#8b1a1a")
-ID_COLOR = QColor("#4b5563")
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
 SELECTION_FILL = QColor(37, 99, 235, 70)  # a selected range of tokens (drag, Shift+arrows, Ctrl+A)
-LIMIT_PEN = QPen(QColor("#dc2626"), 3.0)
 BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
-PAST_LIMIT_FILL = QColor(255, 255, 255, 170)  # tokens past a context limit fade out
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 #: what the painted lines kept may hold (a line is viewport-wide: 330 px of a four-pane window is
 #: 45 KB, a 1900 px pane 270 KB; 400 lines of those, kept after a scroll through, were 18-110 MB)
 LINE_CACHE_BYTES = 6 << 20
 LINE_CACHE_SCREENS = 3  # but always this many screenfuls, whatever they take
-UNDERLINE_H = 3.0
 
 
 @dataclass(frozen=True)
@@ -271,7 +266,7 @@ class TokenView(QAbstractScrollArea):
     def cell_rect(self, index: int) -> QRectF | None:
         """Where token `index` is drawn, in viewport coordinates (None until laid out)."""
         layout = self.token_layout
-        if layout is None or index >= layout._next:
+        if layout is None or index >= layout.placed():
             return None
         line = layout.line_of(index)
         x = MARGIN + layout.x_of(index, line)
@@ -547,68 +542,28 @@ class TokenView(QAbstractScrollArea):
         return pixmap
 
     def _paint_line_cells(self, painter: QPainter, line: int, height: float) -> None:
-        """Backgrounds, then every label in the main font, then hex bytes and ids in the small one:
-        three passes, so font and pen change three times per line instead of per cell."""
-        result, layout, m = self.result, self.token_layout, self.measurer
+        """One line's cells, as the renderer draws them."""
+        result, layout = self.result, self.token_layout
         rng = layout.line_range(line)  # type: ignore[union-attr]
         if not rng:
             return
-        xs = (layout.line_xs(line) + MARGIN).tolist()  # type: ignore[union-attr]
-        widths = result.widths[rng.start:rng.stop].tolist()  # type: ignore[union-attr]
-        cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
-        top_h = self._top_h
         styles = self.token_styles
         if self._color_by_id:
             slots = self._color_slots()[rng.start:rng.stop].tolist()
-        else:  # by position: no array over every token (a pass of 3M for a 10 MB text's first paint)
+        else:  # by position: no array over every token (a pass over a long text's every token)
             slots = [i % max(len(self.colors.tokens), 1) for i in rng]
-        for index, x, w, slot, cell in zip(rng, xs, widths, slots, cells):
+        cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
+        colors = []
+        underlines = []
+        for index, slot, cell in zip(rng, slots, cells):
             style = styles[index] if styles is not None else None
-            if style is not None and style.fill is not None:
-                color = style.fill
-            else:
-                color = self.colors.for_slot(index, slot, cell.kind)
-            self._paint_background(painter, cell, QRectF(x, 0.0, w, top_h), color)
-            if cell.cont and index > rng.start:  # one character across the cut: bridge the gap
-                painter.fillRect(QRectF(x - CELL_GAP - 1.0, top_h / 2 - 1.5, CELL_GAP + 2.0, 3.0), HEX_COLOR)
-            if style is not None and style.underline is not None:
-                painter.fillRect(QRectF(x, top_h - UNDERLINE_H, w, UNDERLINE_H), style.underline)
-        painter.setFont(self.fonts.main)
-        painter.setPen(TEXT_COLOR)
-        baseline = (top_h - m.main.height()) / 2 + m.main.ascent()
-        text_width = m.text_width
-        label_x: list[float] = []
-        for x, w, cell in zip(xs, widths, cells):
-            lw = text_width(cell.label)
-            lx = x + PAD_X if cell.hex else x + (w - lw) / 2  # centred unless hex bytes follow
-            label_x.append(lx + lw)
-            painter.drawText(QPointF(lx, baseline), cell.label)
-        painter.setFont(self.fonts.small)
-        small_base = (top_h - m.small.height()) / 2 + m.small.ascent()
-        for x, w, end, cell in zip(xs, widths, label_x, cells):
-            if cell.hex:
-                painter.setPen(HEX_COLOR)
-                painter.drawText(QPointF(end + HEX_GAP, small_base), cell.hex)
-            if cell.sub:
-                painter.setPen(ID_COLOR)
-                sw = text_width(cell.sub, small=True)
-                painter.drawText(QPointF(x + (w - sw) / 2, top_h + m.small.ascent()), cell.sub)
-
-    @staticmethod
-    def _paint_background(painter: QPainter, cell: Cell, top: QRectF, color: QColor) -> None:
-        if cell.pill:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(color)
-            radius = top.height() / 2 - 1
-            painter.drawRoundedRect(top.adjusted(0, 1, 0, -1), radius, radius)
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        elif cell.hex:
-            painter.setPen(QPen(color.darker(150), 1.0, Qt.PenStyle.DashLine))
-            painter.setBrush(color.lighter(135))
-            painter.drawRect(top.adjusted(0.5, 0.5, -0.5, -0.5))
-        else:
-            painter.fillRect(top, color)
+            fill = style.fill if style is not None else None
+            colors.append(fill if fill is not None else self.colors.for_slot(index, slot, cell.kind))
+            underlines.append(style.underline if style is not None else None)
+        shapes = line_cells(cells, (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
+                            result.widths[rng.start:rng.stop].tolist(), colors, self.measurer,  # type: ignore[union-attr]
+                            self._top_h, underlines=underlines if styles is not None else None)
+        paint_cells(painter, shapes, self.measurer)
 
     def invalidate(self) -> None:
         """Forget the painted lines (new tokens, layout, colours or fonts)."""

@@ -66,7 +66,8 @@ class MainWindow(QMainWindow):
         self.panes: list[TokenPane] = []
         self.sync_scroll = True
         self.context_limit: int | None = None
-        self._offsets = Utf16Map("")
+        #: the text the panes cut, with its UTF-16 offsets (the editor's units); the diff mode reads it
+        self.offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
         self._syncing = False
         self._trained_pane: TokenPane | None = None
@@ -228,8 +229,8 @@ class MainWindow(QMainWindow):
         meanwhile instead of waiting for the editor (1 MB: ~0.1-0.15 s of slices)."""
         self._debounce.stop()
         text = self.text()
-        if text != self._offsets.text:  # a large paste asks twice: as it starts and once it is in
-            self._offsets = Utf16Map(text)
+        if text != self.offsets.text:  # a large paste asks twice: as it starts and once it is in
+            self.offsets = Utf16Map(text)
         for pane in self.panes:
             pane.set_text(text)
         self._refresh_stats()  # no pane shows a number for the old text while it works
@@ -306,7 +307,7 @@ class MainWindow(QMainWindow):
         pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
         self.pane_splitter.addWidget(pane)
         self._fit_panes()
-        pane.set_text(self._offsets.text)
+        pane.set_text(self.offsets.text)
         self._refresh_stats()
         return pane
 
@@ -377,7 +378,7 @@ class MainWindow(QMainWindow):
         """Where the limit falls in each pane: the character and the share of the text that fits."""
         if self.context_limit is None:
             return "no context limit"
-        text_len = len(self._offsets.text)
+        text_len = len(self.offsets.text)
         parts = []
         for pane in self.panes:
             if pane.result is None:
@@ -410,13 +411,13 @@ class MainWindow(QMainWindow):
             return
         note = f" · {self._restore_note}" if self._restore_note else ""
         if not all(p.current or (p.error and not p.busy) for p in self.panes):
-            self.statusBar().showMessage(f"{len(self._offsets.text):,} characters · tokenizing…{note}")
+            self.statusBar().showMessage(f"{len(self.offsets.text):,} characters · tokenizing…{note}")
             return
         parts = [
             f"{p.short_name}: {len(p.result.tokens):,}" if p.current and p.result else f"{p.short_name}: failed"
             for p in self.panes
         ]
-        chars = len(self._offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
+        chars = len(self.offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
         summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
         if self.context_limit is not None:
             summary += " · " + self.context_summary()
@@ -445,8 +446,8 @@ class MainWindow(QMainWindow):
     def selected_chars(self) -> tuple[int, int]:
         """The editor's selection as a character range (`start == end` without a selection)."""
         cursor = self.editor.textCursor()
-        start = self._offsets.to_chars(cursor.selectionStart())
-        end = self._offsets.to_chars(cursor.selectionEnd()) if cursor.hasSelection() else start
+        start = self.offsets.to_chars(cursor.selectionStart())
+        end = self.offsets.to_chars(cursor.selectionEnd()) if cursor.hasSelection() else start
         return start, end
 
     def _on_editor_selection(self) -> None:
@@ -458,11 +459,11 @@ class MainWindow(QMainWindow):
 
     def _on_editor_hover(self, unit: int) -> None:
         """Hovering a character in the editor highlights the tokens covering it in every pane."""
-        if unit < 0 or unit >= len(self._offsets.text) * 2 + 1:
+        if unit < 0 or unit >= len(self.offsets.text) * 2 + 1:
             self.highlight_chars(*self._editor_range)
             return
-        char = self._offsets.to_chars(unit)
-        if char < len(self._offsets.text):
+        char = self.offsets.to_chars(unit)
+        if char < len(self.offsets.text):
             self.highlight_chars(char, char + 1)
 
     def _on_pane_hover(self, start: int, end: int) -> None:
@@ -481,8 +482,8 @@ class MainWindow(QMainWindow):
             fmt.setBackground(QColor(255, 214, 10, 140))
             selection.format = fmt
             cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(self._offsets.to_utf16(span[0]))
-            cursor.setPosition(self._offsets.to_utf16(span[1]), QTextCursor.MoveMode.KeepAnchor)
+            cursor.setPosition(self.offsets.to_utf16(span[0]))
+            cursor.setPosition(self.offsets.to_utf16(span[1]), QTextCursor.MoveMode.KeepAnchor)
             selection.cursor = cursor
             selections.append(selection)
         self.editor.setExtraSelections(selections)
@@ -491,8 +492,8 @@ class MainWindow(QMainWindow):
         """Select characters `[start, end)` in the editor (the covering tokens light up in every
         pane) and scroll every pane to them."""
         cursor = self.editor.textCursor()
-        cursor.setPosition(self._offsets.to_utf16(start))
-        cursor.setPosition(self._offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(self.offsets.to_utf16(start))
+        cursor.setPosition(self.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
         self.editor.setTextCursor(cursor)
         for pane in self.panes:
             index = pane.view.token_for_char(start)
@@ -521,8 +522,8 @@ class MainWindow(QMainWindow):
             other.show_details(index if other is pane else None)
         token = pane.result.tokens[index]  # type: ignore[union-attr]
         cursor = self.editor.textCursor()
-        cursor.setPosition(self._offsets.to_utf16(token.start))
-        cursor.setPosition(self._offsets.to_utf16(token.end), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(self.offsets.to_utf16(token.start))
+        cursor.setPosition(self.offsets.to_utf16(token.end), QTextCursor.MoveMode.KeepAnchor)
         self.editor.setTextCursor(cursor)  # highlights the covering tokens in every pane
         pane.view.ensure_visible(index)
         self.show_message(pane.view.tooltip_for(index).replace("\n", " · "))
