@@ -155,3 +155,42 @@ def test_html_into_a_folder_that_does_not_exist_is_refused_and_creates_nothing(c
     assert code == 1 and err.count("\n") == 1
     assert "no such folder" in err and "Traceback" not in err
     assert not (tmp_path / "no").exists()
+
+
+def _rank_file(path, last_rank: int):
+    """A rank file of the 256 bytes and one merge, `ab`, at rank `last_rank`."""
+    import base64
+
+    lines = [f"{base64.b64encode(bytes([i])).decode()} {i}" for i in range(256)]
+    lines.append(f"{base64.b64encode(b'ab').decode()} {last_rank}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="an address-space limit (RLIMIT_AS)")
+def test_a_rank_near_two_to_the_31_costs_memory_by_tokens_not_by_id(tmp_path):
+    """One extra rank at 2**31 - 1: encode and stats once sized arrays by the largest id (8 GiB)
+    and were killed or printed a traceback. Under a 3 GiB address-space limit both answer."""
+    import resource
+
+    ranks = _rank_file(tmp_path / "far.tiktoken", 2**31 - 1)
+    text = tmp_path / "in.txt"
+    text.write_text("abab hello ab\n")
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    for argv in (["encode", "-t", str(ranks), "abab hello"], ["stats", str(text), "-t", str(ranks)]):
+        done = subprocess.run([sys.executable, "-m", "tokviz", *argv], capture_output=True, text=True,
+                              preexec_fn=limited, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "Traceback" not in done.stderr
+    encoded = subprocess.run([sys.executable, "-m", "tokviz", "encode", "-t", str(ranks), "abab"],
+                             capture_output=True, text=True, preexec_fn=limited, timeout=300)
+    assert "ids: 2147483647 2147483647" in encoded.stdout
+
+
+def test_a_rank_past_what_tiktoken_holds_is_one_line_naming_the_file(capsys, tmp_path):
+    ranks = _rank_file(tmp_path / "past.tiktoken", 2**32)
+    code, out, err = run(capsys, "encode", "-t", str(ranks), "abab")
+    assert code != 0 and "past.tiktoken" in err and "rank 4294967296" in err and len(err.strip().splitlines()) == 1

@@ -349,17 +349,25 @@ def _shared(starts: np.ndarray, ends: np.ndarray, small: bool) -> tuple[np.ndarr
 
 
 def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(ids, return_inverse=True)` for token ids (small non-negative integers), in
-    linear time: a table as long as the largest id marks the ids present (a sort is several
-    times slower on a long text). The inverse is int32.
+    """`np.unique(ids, return_inverse=True)` for token ids (non-negative integers), the inverse
+    int32. In linear time where the largest id is not far beyond the text's length (a table as
+    long as the largest id marks the ids present; a sort is several times slower on a long
+    text); by the sort where it is (a rank file may give one token an id near 2**31: memory
+    follows the number of tokens, never the largest id).
 
     >>> distinct, inverse = distinct_ids(np.array([7, 3, 7, 0]))
     >>> distinct.tolist(), inverse.tolist()
     ([0, 3, 7], [2, 1, 2, 0])
+    >>> distinct_ids(np.array([2**31 - 1, 5]))[0].tolist()
+    [5, 2147483647]
     """
     if not len(ids):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
-    present = np.zeros(int(ids.max()) + 1, dtype=bool)
+    largest = int(ids.max())
+    if largest > 8 * len(ids) + (1 << 20):
+        distinct, inverse = np.unique(ids, return_inverse=True)
+        return distinct.astype(np.int64), inverse.reshape(-1).astype(np.int32)
+    present = np.zeros(largest + 1, dtype=bool)
     present[ids] = True
     rank = np.cumsum(present, dtype=np.int32)
     rank -= 1
