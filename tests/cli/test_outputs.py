@@ -78,3 +78,20 @@ def test_extend_output_named_json_writes_the_pair(vocab, words, tmp_path, capsys
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ext")) == ["ext.json", "ext.tiktoken"]
     assert catalog.load(str(tmp_path / "ext.tiktoken")).encode_ids("一只猫") == [151851]
     assert main(["extend", "qwen", str(words), "-o", str(tmp_path / "ext.json")]) == 0  # its own: replaced
+
+
+def test_a_sidecar_named_with_t_loads_its_vocabulary(vocab, words, corpus, tmp_path, capsys):
+    """`extend -o ext.json` says it wrote ext.tiktoken + ext.json; `-t ext.json` is the same
+    vocabulary (it was read as a Hugging Face tokenizer.json and refused); so for a trained one."""
+    assert main(["extend", "qwen", str(words), "-o", str(tmp_path / "ext.json")]) == 0
+    capsys.readouterr()
+    assert main(["encode", "-t", str(tmp_path / "ext.json"), "一只猫"]) == 0
+    assert "ids: 151851" in capsys.readouterr().out
+    assert train(corpus, tmp_path / "mine") == 0
+    assert catalog.load(str(tmp_path / "mine.json")).encode_ids("hello") == catalog.load(
+        str(tmp_path / "mine.tiktoken")).encode_ids("hello")
+    (tmp_path / "ext.tiktoken").unlink()
+    capsys.readouterr()
+    assert main(["encode", "-t", str(tmp_path / "ext.json"), "x"]) != 0
+    err = capsys.readouterr().err
+    assert "ext.tiktoken" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

@@ -314,6 +314,12 @@ def load_path(
             raise TokenizerError(f"no such file: {path}")
         raise TokenizerError(f"{path} is {kind}, not a vocabulary file")
     fmt = sniff_format(path)
+    if fmt == "tokenizer.json" and path.suffix == ".json" and sidecar.is_sidecar(path):
+        # the sidecar of a trained vocabulary or an extension: the vocabulary is its rank file
+        ranks = path.with_suffix(".tiktoken")
+        if not ranks.is_file():
+            raise TokenizerError(f"{path} describes the rank file {ranks.name}, which is not beside it")
+        return load_path(ranks, name=name)
     if fmt == "gguf":  # a GGUF names itself, and hashing a 5 GB model to find it in the catalog reads it all
         return _load_file(path, fmt, name=name, pattern=None, special_tokens=None)
     if pattern is None and special_tokens is None:

@@ -62,6 +62,19 @@ def find_sidecar(ranks_path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return _checked(path, data)
 
 
+def is_sidecar(path: str | os.PathLike[str]) -> bool:
+    """Whether the JSON file `path` is a tokviz sidecar (a trained vocabulary's or an extension's);
+    a large `tokenizer.json` is told apart by its first bytes, not parsed."""
+    try:
+        with open(path, "rb") as f:
+            if b'"tokviz-' not in f.read(1 << 16):
+                return False
+        data = _read_json(Path(path))
+    except (OSError, TokenizerError):
+        return False
+    return isinstance(data, dict) and data.get("format") in _VERSIONS
+
+
 def read_sidecar(path: str | os.PathLike[str], *, expected: str = TRAINED_FORMAT) -> dict[str, Any]:
     """Read and check a sidecar of the `expected` format; TokenizerError saying what is wrong."""
     path = Path(path)
