@@ -194,3 +194,16 @@ def test_a_rank_past_what_tiktoken_holds_is_one_line_naming_the_file(capsys, tmp
     ranks = _rank_file(tmp_path / "past.tiktoken", 2**32)
     code, out, err = run(capsys, "encode", "-t", str(ranks), "abab")
     assert code != 0 and "past.tiktoken" in err and "rank 4294967296" in err and len(err.strip().splitlines()) == 1
+
+
+def test_text_a_model_drops_is_said_to_be_in_no_token(capsys):
+    """A normalizing SentencePiece model drops the space before a special token: the token spans
+    `<s>` alone (characters 1-4, as in the library) and the output says where the gap is."""
+    code, out, err = run(capsys, "encode", "--special", "all", "-t", "botchan-unigram-1k", " <s> hello  </s>  ")
+    assert code == 0
+    assert "ids: 1 " in out and "in no token (the model drops them): chars 0-1, 16-18" in out
+    code, out, _ = run(capsys, "encode", "--json", "--special", "all", "-t", "botchan-unigram-1k", " <s>")
+    [record] = json.loads(out)
+    assert [(t["start"], t["end"], t["piece"]) for t in record["tokens"]] == [(1, 4, "<s>")]
+    code, out, _ = run(capsys, "encode", "-t", "cl100k_base", "no gaps here")
+    assert "in no token" not in out

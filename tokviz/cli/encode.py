@@ -16,6 +16,7 @@ from tokviz.cli.encode_stream import (
     InputText,
     JsonEncoding,
     TextEncoding,
+    gaps_line,
     shown_token,
 )
 from tokviz.cli.errors import CliError, check_policy, decode_input, one_line
@@ -147,3 +148,9 @@ def print_encoding(
             parts.append("\n")
     out.write("".join(parts).rstrip("\n") + "\n")
     out.write("ids: " + " ".join(str(t.id) for t in tokens) + "\n")
+    gaps, reached = [], 0
+    for t in tokens:
+        if t.start > reached:
+            gaps.append((reached, t.start))
+        reached = max(reached, t.end)
+    out.write(gaps_line(gaps + ([(reached, chars)] if reached < chars else [])))

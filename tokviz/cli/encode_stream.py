@@ -13,7 +13,7 @@ import codecs
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, BinaryIO
 
 import numpy as np
@@ -147,6 +147,19 @@ def _background(colour: int) -> str:
     return f"\x1b[48;5;{colour};38;5;16m"
 
 
+def gaps_line(gaps: Sequence[tuple[int, int]]) -> str:
+    """The line that says which characters no token stands for (a normalizing model drops them
+    whole), '' when every character is in a token.
+
+    >>> gaps_line([(0, 1), (16, 18)])
+    'in no token (the model drops them): chars 0-1, 16-18\\n'
+    """
+    if not gaps:
+        return ""
+    shown = ", ".join(f"{a}-{b}" for a, b in gaps[:8]) + (f" and {len(gaps) - 8} more" if len(gaps) > 8 else "")
+    return f"in no token (the model drops them): chars {shown}\n"
+
+
 class TextEncoding:
     """One tokenizer's terminal output, spooled: tokens and ids written part by part."""
 
@@ -156,6 +169,8 @@ class TextEncoding:
         self.ids = tempfile.TemporaryFile("w+", encoding="utf-8", newline="")  # noqa: SIM115
         self._trimmed = _Trimmed(self.body)
         self.count = 0
+        self._end = 0  # where the tokens so far end, in characters
+        self.gaps: list[tuple[int, int]] = []  # text no token stands for (dropped by the model)
 
     def add(self, cols: Encoding, *, color: bool, visible_whitespace: bool) -> None:
         n = len(cols)
@@ -168,6 +183,10 @@ class TextEncoding:
         self._trimmed.write("".join(map(table.__getitem__, index.tolist())))
         self.ids.write((" " if self.count else "") + " ".join(map(str, cols.ids.tolist())))
         self.count += n
+        reached = np.maximum.accumulate(np.concatenate([[self._end], cols.ends]))
+        apart = np.flatnonzero(cols.starts > reached[:-1])
+        self.gaps.extend(zip(reached[apart].tolist(), cols.starts[apart].tolist()))
+        self._end = int(reached[-1])
 
     def write_to(self, out: IO[str], describe: str, chars: int) -> None:
         ratio = f"{chars / self.count:.2f} chars/token" if self.count else "no tokens"
@@ -177,6 +196,7 @@ class TextEncoding:
         out.write("ids: ")
         _copy(self.ids, out)
         out.write("\n")
+        out.write(gaps_line(self.gaps + ([(self._end, chars)] if self._end < chars else [])))
 
     def close(self) -> None:
         self.body.close()

@@ -233,35 +233,19 @@ class Tokenizer(abc.ABC):
         return self._cut(text, self.split_special_at(text, special_spans))
 
     def _cut(self, text: str, segments: Iterable[tuple[int, int, int | None]]) -> list[Token]:
-        """Tokens of every segment in order; a segment the model drops whole (the spaces between
-        two special tokens in a normalizing SentencePiece model) goes to the following token, or to
-        the last one at the end, so the spans still cover the text."""
+        """Tokens of every segment in order. A segment the model drops whole (the spaces before,
+        between or after special tokens in a normalizing SentencePiece model) is a gap: no token
+        stands for it, as in the library, and a special token's span is its own text."""
         try:
-            return self._cut_segments(text, segments)
+            tokens: list[Token] = []
+            for start, end, special_id in segments:
+                if special_id is None:
+                    tokens.extend(self._encode_ordinary(text, start, end))
+                else:
+                    tokens.append(self._special_token(text, start, end, special_id))
+            return tokens
         finally:
             self._forget_offset_map(text)
-
-    def _cut_segments(self, text: str, segments: Iterable[tuple[int, int, int | None]]) -> list[Token]:
-        tokens: list[Token] = []
-        gap: int | None = None  # where a run of text no token stands for begins
-        for start, end, special_id in segments:
-            if special_id is None:
-                part = self._encode_ordinary(text, start, end)
-            else:
-                part = [self._special_token(text, start, end, special_id)]
-            if not part:
-                if gap is None and start < end:
-                    gap = start
-                continue
-            if gap is not None:
-                omap = self._offset_map(text)
-                part[0] = part[0]._replace(start=gap, byte_start=omap.byte_offset(gap))
-                gap = None
-            tokens.extend(part)
-        if gap is not None and tokens:
-            omap = self._offset_map(text)
-            tokens[-1] = tokens[-1]._replace(end=len(text), byte_end=len(omap.data))
-        return tokens
 
     def encode_columns(
         self,
@@ -281,25 +265,13 @@ class Tokenizer(abc.ABC):
                  ) -> Encoding:
         omap = self._offset_map(text)
         parts: list[Laid] = []
-        gap: int | None = None  # as in `_cut`: a dropped segment goes to the following token
-        for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):
+        for start, end, special_id in self.split_special(text, allowed_special, disallowed_special):  # as `_cut`
             if special_id is None:
                 laid = self._lay_out_ordinary(text, start, end)
             else:
                 laid = Laid.of_tokens([self._special_token(text, start, end, special_id)])
-            if laid is None or not laid.ids:
-                if gap is None and start < end:
-                    gap = start
-                continue
-            if gap is not None:
-                laid.starts, laid.byte_starts = laid.starts.copy(), laid.byte_starts.copy()
-                laid.starts[0], laid.byte_starts[0] = gap, omap.byte_offset(gap)
-                gap = None
-            parts.append(laid)
-        if gap is not None and parts:
-            last = parts[-1]
-            last.ends, last.byte_ends = last.ends.copy(), last.byte_ends.copy()
-            last.ends[-1], last.byte_ends[-1] = len(text), len(omap.data)
+            if laid is not None and laid.ids:
+                parts.append(laid)
         return Encoding.of_laid(parts, self._info_for, len(omap.data))
 
     def encode_ids(self, text: str, **policy: Any) -> list[int]:
