@@ -1,6 +1,6 @@
 """Shared test set-up: real vocabularies from the provisioned data folder, Qt offscreen.
 
-The README's test command provisions the vocabularies first (`tokviz vocabs fetch --tests`); a
+The README's test command provisions the vocabularies first (`tokviz vocabs fetch`); a
 missing one fails the test that needs it with the command to run, rather than skipping silently.
 """
 

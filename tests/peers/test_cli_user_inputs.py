@@ -101,8 +101,18 @@ def test_nul_bytes_from_a_file_are_tokens_not_the_end_of_the_text(capsys, tmp_pa
 
 
 def tiktoken_ids(text: str) -> list[int]:
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(catalog.vocab_dir()))
-    return tiktoken.get_encoding("cl100k_base").encode_ordinary(text)
+    """tiktoken's own ids, its encoding loaded from the provisioned file (tiktoken's cache names),
+    the environment as it was afterwards."""
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(catalog.vocab_dir())
+    try:
+        encoding = tiktoken.get_encoding("cl100k_base")
+    finally:
+        if before is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
+    return encoding.encode_ordinary(text)
 
 
 def test_controls_never_reach_the_terminal_raw(capsys):
@@ -239,3 +249,9 @@ def test_every_option_the_help_names_is_accepted(capsys, tmp_path):
 def test_ids_match_for_a_text_given_after_double_dash(capsys):
     # a text that looks like an option is given after `--`
     assert ids_of(capsys, "-t", "cl100k_base", "--", "--json") == [tiktoken_ids("--json")]
+
+
+def test_the_reference_leaves_the_environment_as_it_was(monkeypatch):
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    assert tiktoken_ids("hello world") == [15339, 1917]
+    assert "TIKTOKEN_CACHE_DIR" not in os.environ

@@ -44,7 +44,7 @@ def decode_input(data: bytes, where: str) -> str:
 
 
 def check_argument(text: str, where: str = "the text argument") -> str:
-    """Refuse a command-line argument that was not UTF-8, as `decode_input` refuses stdin.
+    r"""Refuse a command-line argument that was not UTF-8, as `decode_input` refuses stdin.
 
     Python hands undecodable argv bytes over as lone surrogates (surrogateescape); encoding would
     silently turn them into U+FFFD, so they are refused here with the byte and its offset.
