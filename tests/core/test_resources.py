@@ -246,6 +246,7 @@ def test_wheel_ships_the_resources(tmp_path: Path):
         "tokviz/resources/styles/tokviz.qss",
         "tokviz/core/catalog.json",
         "tokviz/core/resources.py",
+        "tokviz/py.typed",
     ]:
         assert required in names, required
     for s in samples():
