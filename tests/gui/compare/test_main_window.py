@@ -178,7 +178,7 @@ def test_synced_scrolling(qtbot, make_window) -> None:
 
 
 def select(window, start: int, end: int, *, utf16: bool = False) -> None:
-    to16 = (lambda x: x) if utf16 else window._offsets.to_utf16
+    to16 = (lambda x: x) if utf16 else window.offsets.to_utf16
     cursor = window.editor.textCursor()
     cursor.setPosition(to16(start))
     cursor.setPosition(to16(end), QTextCursor.MoveMode.KeepAnchor)
