@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 
 from tokviz import __version__
-from tokviz.cli import chat, diff, encode, extend, overlap, stats, vocabs
+from tokviz.cli import chat, dataset, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, check_argument, one_line
 from tokviz.core.backends.panics import is_panic
 from tokviz.core.catalog_check import CatalogWarning
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_parser(sub)
     extend.add_parser(sub)
     chat.add_parser(sub)
+    dataset.add_parser(sub)
     sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
     return parser
 
