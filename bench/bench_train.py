@@ -1,4 +1,4 @@
-"""Benchmark the BPE trainer against rustbpe and Hugging Face `tokenizers` on ~100 MB of real text.
+"""Benchmark `tokviz train` against rustbpe and Hugging Face `tokenizers` on ~10 and ~100 MB of real text.
 
 The corpus is built (once, into a cache folder outside the repository) from what any fresh Linux
 machine of this kind has: the Python standard library and the installed site-packages (`.py`
@@ -9,19 +9,25 @@ every tool reads exactly the same bytes: tokviz reads the files itself, rustbpe 
 get each file's bytes decoded strictly (no newline translation: `\\r\\n` stays `\\r\\n`).
 
 Each tool trains in its own process, one at a time, with the same split pattern and
-vocabulary size; the bench prints wall time, peak memory (the sum over the tool's process tree,
-sampled from /proc, and the largest single process from `wait4`'s `ru_maxrss`), the CPU time
-(of the whole process tree, sampled: a steadier figure than wall time on a shared machine), whether the
-merges are identical to rustbpe's, and the ratios.
+vocabulary size, timed as a whole process, start-up included: tokviz as a user runs it (`python -m
+tokviz train ... -o NAME`, the merges read back from the NAME.tiktoken it saves), each peer as a
+plain script of its own library's calls (this file as a child, which imports no tokviz). The
+children get the user's environment without PYTHONDONTWRITEBYTECODE, and tokviz's sources are
+byte-compiled first, as an installed package is. Each corpus size is its own case (`--mb 10 100`,
+with `--vocab-size 8192 32768`: one vocabulary size per case or one for all); the bench prints
+wall time, peak memory (the sum over the tool's process tree, sampled from /proc, and the largest
+single process from `wait4`'s `ru_maxrss`), the CPU time (of the whole process tree, sampled: a
+steadier figure than wall time on a shared machine), whether the merges are identical to rustbpe's, and the ratios.
 
 Runs are interleaved: each of `--repeats` rounds runs every tool once (tokviz with its default
 `--jobs` and with each `--jobs` value asked for), starting with a different one each round; the
 ratios are the medians of each round's side-by-side ratios (each round's follows in brackets,
-in round order: the spread), and every run prints the load average (the machine may be
-shared: trust ratios measured side by side over absolute times).
+in round order: the spread), the cases' ratios are printed again side by side at the end, and
+every run prints the load average (the machine may be shared: trust ratios measured side by side
+over absolute times).
 
-    python bench/bench_train.py                          # 100 MB, vocab 32768, cl100k (GPT-4), 2 rounds
-    python bench/bench_train.py --mb 10 --repeats 1      # quick
+    python bench/bench_train.py                  # 10 MB at vocab 8192 and 100 MB at 32768, cl100k, 2 rounds
+    python bench/bench_train.py --mb 10 --vocab-size 8192 --repeats 1      # quick
     python bench/bench_train.py --mb 200 --one-file --only tokviz rustbpe --jobs   # one 200 MB file
     python bench/bench_train.py --only tokviz --jobs 1 2 3   # tokviz's --jobs against its default
 
@@ -31,6 +37,8 @@ This is not a test: it asserts nothing. It does not download anything.
 from __future__ import annotations
 
 import argparse
+import base64
+import compileall
 import gzip
 import hashlib
 import json
@@ -169,21 +177,18 @@ def corpus_texts(folder: Path) -> Iterator[str]:
 # -- one trainer per process ------------------------------------------------------------------
 
 
-def run_tokviz(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tuple[list[bytes], int]:
-    from tokviz.training.trainer import train
+def tokviz_command(folder: Path, vocab_size: int, preset: str, jobs: int | None, out: Path) -> list[str]:
+    """`tokviz train` as a user types it (`python -m tokviz` is the `tokviz` script's entry point)."""
+    cmd = [sys.executable, "-m", "tokviz", "train", str(folder), "--include", "*.txt", "-o", str(out),
+           "--vocab-size", str(vocab_size), "--pattern", preset, "--force"]
+    return cmd + (["--jobs", str(jobs)] if jobs is not None else [])
 
-    phases: dict[str, float] = {}
 
-    def progress(event) -> None:
-        phases.setdefault(event.phase, time.perf_counter())
-
-    start = time.perf_counter()
-    result = train([folder], vocab_size=vocab_size, pattern=pattern, include=["*.txt"], jobs=jobs,
-                   progress=progress)
-    marks = [*phases.values(), time.perf_counter()]
-    split = ", ".join(f"{name} {b - a:.1f} s" for name, a, b in zip(phases, marks, marks[1:]))
-    print(f"  tokviz phases: start-up {marks[0] - start:.1f} s, {split}", flush=True)
-    return result.token_bytes(), result.corpus.bytes
+def read_tokviz(out: Path) -> dict:
+    """The merges and the bytes read, from what `tokviz train` saved (NAME.tiktoken and NAME.json)."""
+    table = [base64.b64decode(line.split()[0]) for line in out.with_suffix(".tiktoken").read_text().splitlines()]
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    return {"seconds": float("nan"), "bytes": sidecar["corpus"]["bytes"], "vocab": [t.hex() for t in table]}
 
 
 class FedBytes:
@@ -244,10 +249,12 @@ def run_hf(folder: Path, vocab_size: int, pattern: str, jobs: int | None) -> tup
     return table, fed.bytes
 
 
-RUNNERS = {"tokviz": run_tokviz, "rustbpe": run_rustbpe, "tokenizers": run_hf}
+RUNNERS = {"rustbpe": run_rustbpe, "tokenizers": run_hf}  # tokviz runs as its command line
+TOOLS = ("tokviz", *RUNNERS)
 
 
 def child(name: str, folder: Path, vocab_size: int, pattern: str, jobs: int | None, out: Path) -> None:
+    """A peer's run: a plain script of its own library's calls (this module imports no tokviz)."""
     start = time.perf_counter()
     table, fed = RUNNERS[name](folder, vocab_size, pattern, jobs)
     seconds = time.perf_counter() - start
@@ -282,15 +289,30 @@ def _tree(pid: int, cpu: dict[int, float]) -> float:
     return total / 1024
 
 
+def _user_env() -> dict[str, str]:
+    """The environment a user's shell gives: Python may keep its bytecode (an installed package has
+    its .pyc files), so start-up is not compiling sources on every run."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | None) -> dict:
-    out = CACHE / f"result-{name}-{os.getpid()}.json"
-    cmd = [sys.executable, __file__, "--child", name, "--corpus", str(folder),
-           "--vocab-size", str(vocab_size), "--pattern", preset, "--out", str(out)]
-    if jobs is not None:
-        cmd += ["--child-jobs", str(jobs)]
+    if name == "tokviz":
+        out = CACHE / f"result-tokviz-{os.getpid()}"
+        cmd = tokviz_command(folder, vocab_size, preset, jobs, out)
+        log = CACHE / f"result-tokviz-{os.getpid()}.log"
+    else:
+        from tokviz.training.pretokenize import PRESETS
+
+        out = CACHE / f"result-{name}-{os.getpid()}.json"
+        cmd = [sys.executable, __file__, "--child", name, "--corpus", str(folder),
+               "--vocab-size", str(vocab_size), "--pattern-regex", PRESETS[preset], "--out", str(out)]
+        log = None
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd)
+    with open(log or os.devnull, "wb") as stderr:
+        proc = subprocess.Popen(cmd, env=_user_env(), stderr=stderr if log else None)
     peak, cpu = 0.0, {}
     while True:
         # the tree sum counts worker processes too, which one process's ru_maxrss would not
@@ -302,9 +324,16 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
+        if log:
+            sys.stderr.write(log.read_text(errors="replace")[-2000:])
         raise SystemExit(f"{name} failed with exit status {proc.returncode}")
-    data = json.loads(out.read_text())
-    out.unlink()
+    if log:
+        data = read_tokviz(out)
+        for path in (out.with_suffix(".tiktoken"), out.with_suffix(".json"), log):
+            path.unlink()
+    else:
+        data = json.loads(out.read_text())
+        out.unlink()
     return {"name": name, "wall": wall, "train": data["seconds"], "peak_mb": peak,
             "maxrss_mb": usage.ru_maxrss / 1024, "load": (load + os.getloadavg()[0]) / 2,
             "cpu": max(usage.ru_utime + usage.ru_stime, sum(cpu.values())),
@@ -323,26 +352,41 @@ def _median(values: list[float]) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=int, default=100, help="corpus size in MB (default 100)")
+    ap.add_argument("--mb", type=int, nargs="+", default=[10, 100],
+                    help="corpus sizes in MB, each its own case (default 10 100)")
     ap.add_argument("--one-file", action="store_true", help="the corpus as one file, not ~1 MB files")
-    ap.add_argument("--vocab-size", type=int, default=32768)
+    ap.add_argument("--vocab-size", type=int, nargs="+", default=[8192, 32768],
+                    help="one per --mb, or one for all (default 8192 for 10 MB, 32768 for 100 MB)")
     ap.add_argument("--pattern", default="cl100k", help="preset: gpt2, cl100k (GPT-4, default), o200k")
     ap.add_argument("--jobs", type=int, nargs="*", default=[1, 2],
                     help="tokviz's --jobs values to run besides its default (default: 1 2)")
     ap.add_argument("--repeats", type=int, default=2, help="rounds; each runs every tool once, in turn")
-    ap.add_argument("--only", nargs="+", choices=list(RUNNERS), default=list(RUNNERS))
+    ap.add_argument("--only", nargs="+", choices=TOOLS, default=list(TOOLS))
     ap.add_argument("--child", choices=list(RUNNERS), help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
-    ap.add_argument("--child-jobs", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--pattern-regex", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    from tokviz.training.corpus import default_jobs
-    from tokviz.training.pretokenize import PRESETS
-
     if args.child:
-        child(args.child, Path(args.corpus), args.vocab_size, PRESETS[args.pattern], args.child_jobs, Path(args.out))
+        child(args.child, Path(args.corpus), args.vocab_size[0], args.pattern_regex, None, Path(args.out))
         return 0
-    folder = build_corpus(args.mb, args.one_file)
+    if len(args.vocab_size) not in (1, len(args.mb)):
+        ap.error("give one --vocab-size, or one per --mb")
+    vocabs = args.vocab_size * len(args.mb) if len(args.vocab_size) == 1 else args.vocab_size
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "tokviz", quiet=1)  # as installed: with bytecode
+    summaries = [run_case(mb, vocab, args) for mb, vocab in zip(args.mb, vocabs)]
+    if len(summaries) > 1:
+        print("\nside by side (medians of the rounds' ratios):")
+        for line in (line for summary in summaries for line in summary):
+            print(line)
+    return 0
+
+
+def run_case(mb: int, vocab_size: int, args: argparse.Namespace) -> list[str]:
+    """Run every tool on an `mb` MB corpus, print the figures; return the ratio lines of the case."""
+    from tokviz.training.corpus import default_jobs
+
+    folder = build_corpus(mb, args.one_file)
     files = corpus_files(folder)
     digest = hashlib.sha256()
     for path in files:
@@ -358,23 +402,23 @@ def main(argv: list[str] | None = None) -> int:
             runs += [(f"tokviz --jobs {j}", name, j) for j in args.jobs if j != default]
         else:
             runs.append((name, name, None))
-    print(f"corpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
-          f"pattern {args.pattern}, vocab {args.vocab_size}, {os.cpu_count()} cores, "
+    print(f"\ncorpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
+          f"pattern {args.pattern}, vocab {vocab_size}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; {args.repeats} rounds of: {', '.join(r[0] for r in runs)}",
           flush=True)
     rows: dict[str, list[dict]] = {label: [] for label, _, _ in runs}
     for round_ in range(args.repeats):
         shift = round_ % len(runs)  # interleaved: each round starts with a different tool
         for label, name, jobs in runs[shift:] + runs[:shift]:
-            row = measure(name, folder, args.vocab_size, args.pattern, jobs)
+            row = measure(name, folder, vocab_size, args.pattern, jobs)
             rows[label].append(row)
             print(f"  round {round_ + 1} {label:<26} wall {row['wall']:6.1f} s  cpu {row['cpu']:6.1f} s  peak "
                   f"{row['peak_mb']:5.0f} MB (tree) {row['maxrss_mb']:5.0f} MB (largest)  load {row['load']:4.1f}  "
                   f"fed {row['bytes']:,} bytes", flush=True)
-    print(f"\nmedians over {args.repeats} rounds (load average {os.getloadavg()[0]:.1f} at the end):")
+    print(f"medians over {args.repeats} rounds (load average {os.getloadavg()[0]:.1f} at the end):")
     for label, got in rows.items():
-        print(f"  {label:<26} wall {_median([r['wall'] for r in got]):6.1f} s  cpu "
-              f"{_median([r['cpu'] for r in got]):6.1f} s  peak {max(r['peak_mb'] for r in got):5.0f} MB (tree)  "
+        print(f"  {label:<26} wall {_median([r['wall'] for r in got]):6.2f} s  cpu "
+              f"{_median([r['cpu'] for r in got]):6.2f} s  peak {max(r['peak_mb'] for r in got):5.0f} MB (tree)  "
               f"load {_median([r['load'] for r in got]):4.1f}")
     if "rustbpe" in rows:
         ref = rows["rustbpe"][0]["vocab"]
@@ -386,14 +430,13 @@ def main(argv: list[str] | None = None) -> int:
     pairs = [(a, b) for a in rows for b in peers if b in rows and a not in peers]
     if "rustbpe" in rows and "tokenizers" in rows:
         pairs.append(("tokenizers", "rustbpe"))
-    if pairs:
-        print("ratios, each the median of the rounds' side-by-side ratios (then each round's):")
-    for a, b in pairs:
-        print(f"  {a} / {b}: {_ratios(rows[a], rows[b])}")
     labels = [label for label, name, _ in runs if name == "tokviz"]
-    for other in labels[1:]:
-        print(f"  {other} / {labels[0]}: {_ratios(rows[other], rows[labels[0]])}")
-    return 0
+    pairs += [(other, labels[0]) for other in labels[1:]]
+    lines = [f"  {mb} MB, vocab {vocab_size}: {a} / {b}: {_ratios(rows[a], rows[b])}" for a, b in pairs]
+    if lines:
+        print("ratios, each the median of the rounds' side-by-side ratios (then each round's):")
+        print("\n".join(lines), flush=True)
+    return lines
 
 
 def _ratios(a: list[dict], b: list[dict]) -> str:

@@ -172,3 +172,28 @@ def test_bad_options_refused_before_the_corpus_is_read(corpus_dir: Path, tmp_pat
     assert events == []  # not a file scanned, not a byte counted
     code, err = run([str(corpus_dir), "-o", str(tmp_path / "v"), "--vocab-size", "400", *argv])
     assert code == 1 and message in err and "counting" not in err and "Traceback" not in err
+
+
+def test_train_imports_only_what_training_uses(corpus_dir: Path, tmp_path: Path):
+    """`tokviz train` starts without the other commands' imports (the analysis layer, jinja2)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tokviz.__main__ import main; "
+        f"status = main(['train', {str(corpus_dir)!r}, '-o', {str(tmp_path / 'mine')!r}, '--vocab-size', '300']); "
+        "extra = sorted(m for m in sys.modules if m.startswith(('tokviz.analysis', 'tokviz.gui', 'jinja2', "
+        "'PySide6', 'tokviz.cli.chat', 'tokviz.cli.stats'))); "
+        "print(status, extra)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert done.stdout.split("\n")[0] == "0 []"
+    assert (tmp_path / "mine.tiktoken").is_file()
+
+
+def test_every_command_is_in_the_full_parser():
+    from tokviz.cli import COMMANDS
+
+    help_text = build_parser().format_help()
+    assert all(name in help_text for name in (*COMMANDS, "gui"))
+    assert build_parser("train").parse_args(["train", "-o", "x", "--vocab-size", "300"]).command == "train"

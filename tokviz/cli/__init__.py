@@ -1,7 +1,9 @@
 """The `tokviz` command line: encode, diff, overlap, vocabs, train, stats, extend, chat, gui.
 
 One module per command (`encode`, `diff`, `overlap`, `vocabs`, `train`, `stats`, `extend`, `chat`), each with
-`add_parser(subparsers)`, which sets the parser's `run(args) -> int`. Errors are caught once, here in
+`add_parser(subparsers)`, which sets the parser's `run(args) -> int`. A command named first in argv
+imports its own module alone (`tokviz train` does not pay for the analysis layer's or jinja2's
+imports); `tokviz --help` and anything else import them all. Errors are caught once, here in
 `main`: one clear line on stderr, a non-zero exit, never a traceback. The app itself is opened by
 `tokviz.__main__` (no command, `gui`, or an option of the app's): this package does not import the
 GUI; `gui` is listed here so that `tokviz --help` names it.
@@ -10,49 +12,47 @@ GUI; `gui` is listed here so that `tokviz --help` names it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 
 from tokviz import __version__
-from tokviz.cli import chat, dataset, diff, encode, extend, overlap, stats, vocabs
 from tokviz.cli.errors import CliError, check_argument, one_line
 from tokviz.core.backends.panics import is_panic
 from tokviz.core.catalog_check import CatalogWarning
 from tokviz.core.stream import StreamWarning
 from tokviz.core.tokenizer import TokenizerError
 
-__all__ = ["CliError", "build_parser", "main"]
+__all__ = ["COMMANDS", "CliError", "build_parser", "main"]
+
+COMMANDS = ("encode", "diff", "overlap", "vocabs", "train", "stats", "extend", "chat", "dataset")  # in --help's order
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: every command, or only the command `only` (its module alone is imported)."""
     parser = argparse.ArgumentParser(
         prog="tokviz", description="See how real tokenizers cut text. With no command: the app."
     )
     parser.add_argument("--version", action="version", version=f"tokviz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    encode.add_parser(sub)
-    diff.add_parser(sub)
-    overlap.add_parser(sub)
-    vocabs.add_parser(sub)
-    try:
-        from tokviz.cli import train
-    except ImportError:  # the trainer is optional for the rest of the CLI
-        pass
-    else:
-        train.add_parser(sub)
-    stats.add_parser(sub)
-    extend.add_parser(sub)
-    chat.add_parser(sub)
-    dataset.add_parser(sub)
-    sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
+    for name in COMMANDS if only is None else (only,):
+        try:
+            module = importlib.import_module(f"tokviz.cli.{name}")
+        except ImportError:
+            if name != "train":
+                raise
+            continue  # the trainer is optional for the rest of the CLI
+        module.add_parser(sub)
+    if only is None:
+        sub.add_parser("gui", help="open the compare window (the default; `tokviz gui --help` lists its options)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if getattr(args, "run", None) is None:
         parser.print_help()

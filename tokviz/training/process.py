@@ -6,10 +6,9 @@ back from it, and those waits add up: measured, 300-700 ms stalls of the GUI thr
 suite with the trainer on a `QThread`. In a child the merge loop holds the child's GIL; the
 worker thread in the GUI process waits on the pipe without holding its own.
 
-Protocol (child side in `serve_training`):
-  <- ("progress", events.Progress)   (already rate-limited by the trainer, ~50 ms)
-  <- ("finished", TrainingResult) | ("failed", message) | ("cancelled",)   exactly one, last
-  -> "cancel"   (or the pipe closing: the parent is gone) sets the trainer's cancel event
+The messages are `tokviz.training.protocol`'s: `Progressed` replies, then exactly one terminal
+reply (`Finished`, `Failed` or `RunCancelled`); a `Cancel` request, or the pipe closing (the
+parent is gone), sets the trainer's cancel event.
 
 The child is not a daemon (the trainer's counting pool needs children of its own) and never
 outlives its parent: a closed pipe cancels the run, and the trainer terminates its pool.
@@ -20,7 +19,18 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from tokviz.training.protocol import (
+    Failed,
+    Finished,
+    Progressed,
+    ProtocolError,
+    Reply,
+    RunCancelled,
+    receive_request,
+    send_reply,
+)
 
 if TYPE_CHECKING:
     from tokviz.training.events import Progress
@@ -35,42 +45,57 @@ class TrainingJob:
     options: TrainOptions
 
 
-def _listen(conn: Connection, cancel: threading.Event) -> None:
-    """Set `cancel` on a "cancel" message or when the parent's end of the pipe closes."""
-    try:
-        while True:
-            if conn.recv() == "cancel":
-                break
-    except (EOFError, OSError):
-        pass
-    cancel.set()
+class _Listener:
+    """Reads the parent's requests on a thread of its own; sets `cancel` on a `Cancel`, when the
+    pipe closes, or when something that is not a request comes (kept in `error`: the run then
+    fails saying so, rather than going on deaf to its parent)."""
+
+    def __init__(self, conn: Connection, cancel: threading.Event) -> None:
+        self.conn, self.cancel = conn, cancel
+        self.error: ProtocolError | None = None
+
+    def start(self) -> None:
+        threading.Thread(target=self._listen, daemon=True, name="cancel-listener").start()
+
+    def _listen(self) -> None:
+        try:
+            receive_request(self.conn)  # the one request there is: Cancel
+        except ProtocolError as e:
+            self.error = e
+        except (EOFError, OSError):
+            pass
+        self.cancel.set()
 
 
 def serve_training(conn: Connection, job: TrainingJob) -> None:
-    """The child's main: run `train` for `job`, send progress and one terminal message."""
+    """The child's main: run `train` for `job`, send progress and one terminal reply."""
     from tokviz.core.cancel import Cancelled
     from tokviz.training.events import TrainingError
     from tokviz.training.trainer import train
 
     cancel = threading.Event()
-    threading.Thread(target=_listen, args=(conn, cancel), daemon=True, name="cancel-listener").start()
+    listener = _Listener(conn, cancel)
+    listener.start()
 
     def progress(event: Progress) -> None:
-        conn.send(("progress", event))
+        send_reply(conn, Progressed(event))
 
     try:
+        reply: Reply
         try:
             result = train(list(job.paths), job.options, progress=progress, cancel=cancel)
         except Cancelled:
-            reply: tuple[Any, ...] = ("cancelled",)
+            reply = RunCancelled()
         except TrainingError as e:
-            reply = ("failed", str(e), e.skipped)
+            reply = Failed(str(e), e.skipped)
         except MemoryError:
-            reply = ("failed", "out of memory: train on fewer files or ask for a smaller vocabulary")
+            reply = Failed("out of memory: train on fewer files or ask for a smaller vocabulary")
         except Exception as e:  # a bug or an OS error ends the run with a message, not a hang
-            reply = ("failed", f"{type(e).__name__}: {e}")
+            reply = Failed(f"{type(e).__name__}: {e}")
         else:
-            reply = ("cancelled",) if cancel.is_set() else ("finished", result)
-        conn.send(reply)
+            reply = RunCancelled() if cancel.is_set() else Finished(result)
+        if listener.error is not None and isinstance(reply, RunCancelled):
+            reply = Failed(f"training stopped: {listener.error}")
+        send_reply(conn, reply)
     except (BrokenPipeError, EOFError, OSError):
         pass  # the parent is gone: nobody to tell

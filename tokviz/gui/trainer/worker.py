@@ -4,7 +4,8 @@
 (`tokviz.training.process`: the merge loop would otherwise starve the GUI thread of the GIL) through
 `ChildProcess`, and waits for its messages on the worker's thread. On a `Worker` the run ends in
 exactly one of `returned(TrainingResult)`, `errored` (`failure_message` says it in one line) or
-`aborted`. An abort is passed on to the child as "cancel" within `POLL_S`; the trainer stops within
+`aborted`. The messages are `tokviz.training.protocol`'s typed requests and replies. An abort is
+passed on to the child as a `Cancel` request within `POLL_S`; the trainer stops within
 ~100 ms and the worker waits for its answer (up to `CANCEL_GRACE_S`) so the child can end its pool.
 
 Progress is yielded at most every `THROTTLE_S` as a `TrainerProgress`: the newest counters plus
@@ -21,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.child import ChildDied, ChildProcess
@@ -30,6 +31,16 @@ from tokviz.gui.work.worker import Job, Throttle
 from tokviz.training.curve import default_ks
 from tokviz.training.events import Progress, TrainingError
 from tokviz.training.process import TrainingJob, serve_training
+from tokviz.training.protocol import (
+    Cancel,
+    Failed,
+    Finished,
+    Progressed,
+    Reply,
+    RunCancelled,
+    receive_reply,
+    send_request,
+)
 from tokviz.training.trainer import TrainingResult
 from tokviz.training.vocabfile import trained_tokenizer
 
@@ -93,20 +104,22 @@ def train_in_child(job: Job, *, training: TrainingJob) -> Generator[TrainerProgr
     batcher = ProgressBatcher()
     # not a daemon: the trainer's counting pool needs children of its own
     child = ChildProcess(serve_training, training, what="training", name=f"tokviz-train-{training.options.name}",
-                         daemon=False, grace_s=2.0)
+                         daemon=False, grace_s=2.0, recv=receive_reply, send=send_request)
     with child:
         while True:
-            message = child.receive(job, cancel="cancel", grace_s=CANCEL_GRACE_S)
-            if message[0] == "progress":
+            message: Reply = child.receive(job, cancel=Cancel(), grace_s=CANCEL_GRACE_S)
+            if isinstance(message, Progressed):
                 if not job.aborted:  # cancelled: wait quietly for the child's answer
-                    yield from batcher.add(message[1])
-            elif message[0] == "finished":
+                    yield from batcher.add(message.event)
+            elif isinstance(message, Finished):
                 yield from batcher.flush()
-                return message[1]
-            elif message[0] == "failed":
-                raise TrainingError(message[1], skipped=message[2] if len(message) > 2 else ())
-            else:
+                return message.result
+            elif isinstance(message, Failed):
+                raise TrainingError(message.message, skipped=message.skipped)
+            elif isinstance(message, RunCancelled):
                 raise Cancelled("training cancelled")
+            else:
+                assert_never(message)
 
 
 def failure_message(error: BaseException) -> str:
