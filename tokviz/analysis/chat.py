@@ -225,6 +225,8 @@ def _with_origin(token: Token, owner: list[int]) -> ChatToken:
     origins = owner[token.start:token.end]
     if not origins:
         return ChatToken(token, TEMPLATE)
+    if len(set(origins)) == 1:  # (nearly every token: inside one message or the template)
+        return ChatToken(token, origins[0])
     counts = Counter(origins)
     origin = max(counts, key=lambda o: (counts[o], o != TEMPLATE))
     return ChatToken(token, origin, len(counts) > 1)
@@ -245,12 +247,11 @@ def _findings(
     # matches in any text (a Hugging Face added token with "special": false)
     controls = {text[t.start:t.end] for t in tokens if t.kind is TokenKind.SPECIAL}
     for token in tokens:
-        message = _message_at(owner, token.start, token.end)
-        if token.kind is TokenKind.SPECIAL and message is not None:
+        if token.kind is TokenKind.SPECIAL and (message := _message_at(owner, token.start, token.end)) is not None:
             findings.append(Finding("control-in-content", message, text[token.start:token.end], token.start, token.end))
-    made = {(t.start, t.end) for t in tokens if t.kind is TokenKind.SPECIAL}
+    made = {(t.start, t.end) for t in tokens if t.kind is TokenKind.SPECIAL} | trusted
     for token in naive:
-        if token.kind is TokenKind.SPECIAL and (token.start, token.end) not in made | trusted:
+        if token.kind is TokenKind.SPECIAL and (token.start, token.end) not in made:
             message = _message_at(owner, token.start, token.end)
             if message is not None:
                 findings.append(
