@@ -260,10 +260,12 @@ def test_a_text_sent_once_serves_every_encode_that_names_it(vocab) -> None:
 def test_anything_but_a_message_of_the_protocol_is_refused() -> None:
     parent, child = multiprocessing.Pipe()
     parent.send_bytes((0).to_bytes(4, "little") + __import__("pickle").dumps(("encode", 1, 1, "a")))
-    with pytest.raises(p.ProtocolError, match="not a request"):
+    from tokviz.core.messages import ProtocolError
+
+    with pytest.raises(ProtocolError, match="not a request"):
         p.receive_request(child)
     p.send(parent, p.Load(1, "qwen"))  # a request is no reply
-    with pytest.raises(p.ProtocolError, match="not a reply"):
+    with pytest.raises(ProtocolError, match="not a reply"):
         p.receive_reply(child)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.training.texts import TRAINING
+from tokviz.core.messages import ProtocolError
 from tokviz.training.process import TrainingJob, serve_training
 from tokviz.training.protocol import (
     TERMINAL,
@@ -19,7 +20,6 @@ from tokviz.training.protocol import (
     Failed,
     Finished,
     Progressed,
-    ProtocolError,
     Reply,
     RunCancelled,
     receive_reply,

@@ -26,11 +26,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
 from tokviz.core.encoding import Encoding
+from tokviz.core.messages import not_a
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
-
-
-class ProtocolError(RuntimeError):
-    """Something came down the pipe that is not a message this side may receive."""
 
 
 @dataclass(frozen=True)
@@ -209,7 +206,7 @@ def receive_request(conn: Connection) -> Request:
     """The next request (the service's side). EOFError when the pipe is closed."""
     message = _receive(conn)
     if not isinstance(message, _REQUESTS):
-        raise ProtocolError(f"not a request of the tokenizer service: {type(message).__name__}")
+        raise not_a(message, "a request of the tokenizer service")
     return message
 
 
@@ -217,5 +214,5 @@ def receive_reply(conn: Connection) -> Reply:
     """The next reply (the window's side). EOFError when the pipe is closed."""
     message = _receive(conn)
     if not isinstance(message, _REPLIES):
-        raise ProtocolError(f"not a reply of the tokenizer service: {type(message).__name__}")
+        raise not_a(message, "a reply of the tokenizer service")
     return message

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
 
+from tokviz.core.messages import ProtocolError
 from tokviz.training.protocol import (
     Failed,
     Finished,
     Progressed,
-    ProtocolError,
     Reply,
     RunCancelled,
     receive_request,

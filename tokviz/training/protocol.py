@@ -20,14 +20,12 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, TypeAlias
 
+from tokviz.core.messages import not_a
+
 if TYPE_CHECKING:
     from tokviz.core.walk import Skipped
     from tokviz.training.events import Progress
     from tokviz.training.trainer import TrainingResult
-
-
-class ProtocolError(RuntimeError):
-    """Something came down the pipe that is not a message this side may receive."""
 
 
 # -- requests (parent -> child) ---------------------------------------------------------------
@@ -89,7 +87,7 @@ def receive_request(conn: Connection) -> Request:
     """The parent's next request (the child's side). EOFError when the pipe is closed."""
     message = conn.recv()
     if not isinstance(message, Cancel):
-        raise ProtocolError(f"not a request to the training process: {_describe(message)}")
+        raise not_a(message, "a request to the training process")
     return message
 
 
@@ -97,11 +95,5 @@ def receive_reply(conn: Connection) -> Reply:
     """The child's next reply (the parent's side). EOFError when the pipe is closed."""
     message = conn.recv()
     if not isinstance(message, _REPLIES):
-        raise ProtocolError(f"not a reply of the training process: {_describe(message)}")
+        raise not_a(message, "a reply of the training process")
     return message
-
-
-def _describe(message: object) -> str:
-    """Name what came, briefly: its type, and its value when that is short."""
-    text = repr(message)
-    return type(message).__name__ + (f" {text}" if len(text) <= 60 else "")
