@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import itertools
 from importlib import resources
-from pathlib import Path
 
 import pytest
 import sentencepiece as spm
@@ -228,54 +227,3 @@ def test_vocabulary_view_of_the_profile(glm):
     entries = list(glm.vocab())
     assert len(entries) == glm.vocab_size == glm.base.vocab_size
     assert isinstance(glm.base, SentencePieceTokenizer)
-
-
-# -- ChatGLM-6B as a tokenizer like any other: -t ice_text.model, hf:THUDM/chatglm-6b --------------
-
-
-def test_a_chatglm6b_model_file_loads_as_the_profile(model_path, glm, tmp_path):
-    """`-t PATH/ice_text.model` is ChatGLM-6B with its preprocessing, recognised by its pieces
-    (not its name): the same ids as the profile built by hand."""
-    from tokviz.core import catalog
-
-    named = tmp_path / "ice_text.model"
-    named.write_bytes(Path(model_path).read_bytes())
-    for path in (model_path, str(named)):
-        tok = catalog.load(path)
-        assert isinstance(tok, ChatGLMTokenizer)
-        text = "我是  昨天买的苹果\nHello\tWorld"
-        assert tok.encode_ids(text) == glm.encode_ids(text)
-        assert [t.id for t in tok.encode_text(text)] == [t.id for t in glm.encode_text(text)]
-
-
-def test_other_sentencepiece_models_are_not_taken_for_chatglm(vocab):
-    from tokviz.core import catalog
-
-    assert not isinstance(catalog.load("mistral-7b-v0.1"), ChatGLMTokenizer)
-    assert not isinstance(catalog.load("botchan-bpe-1k"), ChatGLMTokenizer)
-
-
-def test_a_hugging_face_snapshot_of_chatglm6b_loads_with_its_own_settings(model_path, sp, tmp_path, monkeypatch):
-    """THUDM/chatglm-6b's snapshot holds ice_text.model and a tokenizer_config.json (its options;
-    its Python code is never run): `hf:THUDM/chatglm-6b` is the profile with those options."""
-    import json
-
-    from tokviz.core import catalog, discovery
-
-    snapshot = tmp_path / "hub" / "models--THUDM--chatglm-6b" / "snapshots" / ("c" * 40)
-    snapshot.mkdir(parents=True)
-    (snapshot / "ice_text.model").write_bytes(Path(model_path).read_bytes())
-    (snapshot / "tokenizer_config.json").write_text(json.dumps({
-        "tokenizer_class": "ChatGLMTokenizer", "auto_map": {"AutoTokenizer": ["tokenization_chatglm.ChatGLMTokenizer"]},
-        "do_lower_case": False, "remove_space": False, "num_image_tokens": 20000,
-    }))
-    (snapshot / "tokenization_chatglm.py").write_text("raise SystemExit('remote code must never run')\n")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-    found = {f.spec: f for f in discovery.scan().found}
-    assert found["hf:THUDM/chatglm-6b"].format == "sentencepiece"
-    tok = catalog.load("hf:THUDM/chatglm-6b")
-    assert isinstance(tok, ChatGLMTokenizer) and tok.name == "THUDM/chatglm-6b"
-    text = "Hello 我是"
-    plain = ChatGLMTokenizer.from_file(model_path, do_lower_case=False, num_image_tokens=20000)
-    assert tok.encode_ids(text) == plain.encode_ids(text)
-    assert tok.encode_ids(text)[:2] != ChatGLMTokenizer.from_file(model_path).encode_ids(text)[:2]  # case and offset

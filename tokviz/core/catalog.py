@@ -388,13 +388,9 @@ def _load_file(
             path, pattern=pattern or CL100K_PATTERN, special_tokens=special_tokens, name=name
         )
     if fmt == "sentencepiece":
-        from tokviz.core.backends.chatglm import ChatGLMTokenizer, is_chatglm6b
         from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 
-        model = SentencePieceTokenizer.from_file(path, name=name)
-        if is_chatglm6b(model):  # ChatGLM-6B's ice_text.model: its preprocessing is part of the tokenizer
-            return ChatGLMTokenizer.of(model, config=path.parent / "tokenizer_config.json")
-        return model
+        return SentencePieceTokenizer.from_file(path, name=name)
     if fmt == "trained":
         return sidecar.load_trained(path)
     if fmt == "gguf":

@@ -49,7 +49,7 @@ SOURCE_TITLES: dict[str, str] = {
 SPEC_PREFIXES = ("hf:", "ollama:", "lmstudio:")
 OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 OLLAMA_REGISTRY = "registry.ollama.ai"
-HF_FILES = ("tokenizer.json", "tokenizer.model", "ice_text.model")  # in the order a snapshot is loaded from
+HF_FILES = ("tokenizer.json", "tokenizer.model")  # in the order a snapshot is loaded from
 FOLDERS_FORMAT = "tokviz-folders v1"
 MAX_DEPTH = 4  # how deep a folder walk goes (llama.cpp's cache and the user's folders)
 MAX_LISTED = 20_000  # folder entries one walk looks at before it stops with a note
@@ -251,9 +251,10 @@ def hf_snapshot(repo_dir: Path, revision: str | None = None) -> Path | None:
 
 def hf_tokenizer_file(snapshot: Path) -> tuple[Path, str] | None:
     """The file a snapshot's tokenizer loads from and its format, or None."""
-    for name in HF_FILES:  # ice_text.model: ChatGLM-6B's
-        if (snapshot / name).is_file():
-            return snapshot / name, "tokenizer.json" if name == "tokenizer.json" else _model_format(snapshot / name)
+    if (snapshot / "tokenizer.json").is_file():
+        return snapshot / "tokenizer.json", "tokenizer.json"
+    if (snapshot / "tokenizer.model").is_file():
+        return snapshot / "tokenizer.model", _model_format(snapshot / "tokenizer.model")
     try:
         ranks = sorted(p for p in snapshot.iterdir() if p.suffix == ".tiktoken" and p.is_file())
     except OSError:
@@ -438,7 +439,7 @@ def _scan_files(source: Source) -> Callable[[Path, list[str], Callable[[], None]
                     yield item
                 continue
             fmt = {"tokenizer.json": "tokenizer.json"}.get(path.name) or (
-                _model_format(path) if path.suffix == ".model" else "tiktoken")
+                _model_format(path) if path.name == "tokenizer.model" else "tiktoken")
             if fmt == "tiktoken":
                 size = _rank_file_size(path, notes)
             else:

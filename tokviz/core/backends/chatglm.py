@@ -29,17 +29,12 @@ With the real `ice_text.model` the seed's ids are expected: `"我爱学习"` -> 
 (`▁我是` `<|blank_2|>` `昨天` `买的` `苹果`). `ice_text.model` is on no package registry, so tokviz's
 tests train a small SentencePiece BPE model with the same user-defined symbols instead.
 
-A SentencePiece model with these pieces loads as this profile wherever a vocabulary is named
-(`-t PATH/ice_text.model`, `hf:THUDM/chatglm-6b`: `is_chatglm6b`), with the options of the
-`tokenizer_config.json` beside it (`ChatGLMTokenizer.of`).
-
 This module does not download `ice_text.model`, does not model ChatGLM2/3 (different tokenizers),
 and does not truncate or pad.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -196,15 +191,6 @@ def encode_whitespaces(mapped: MappedText, max_len: int = MAX_BLANK) -> MappedTe
 # -- the tokenizer --------------------------------------------------------------------------------
 
 
-def is_chatglm6b(base: Tokenizer) -> bool:
-    """Whether a SentencePiece model is ChatGLM-6B's (`ice_text.model`, or one trained with
-    `user_defined_symbols()`): it has the pieces only that preprocessing writes and appends."""
-    if not isinstance(base, SentencePieceTokenizer):
-        return False
-    unk = base.sp.unk_id()
-    return all(base.sp.piece_to_id(p) != unk for p in (LINEBREAK, TAB, blank_token(2), GMASK, BOS, EOS))
-
-
 class ChatGLMTokenizer(Tokenizer):
     """ChatGLM-6B's tokenizer: its preprocessing around a SentencePiece model (`ice_text.model`).
 
@@ -266,25 +252,6 @@ class ChatGLMTokenizer(Tokenizer):
     def from_file(cls, path: str | os.PathLike[str], **options: Any) -> ChatGLMTokenizer:
         """Load `ice_text.model` (or a stand-in) as ChatGLM-6B; options as the constructor's."""
         return cls(SentencePieceTokenizer.from_file(path, name=Path(path).stem), **options)
-
-    @classmethod
-    def of(cls, base: SentencePieceTokenizer, *, config: Path | None = None,
-           name: str | None = None) -> ChatGLMTokenizer:
-        """ChatGLM-6B around `base`, with the options of its `tokenizer_config.json` where there
-        is one (as transformers reads them: `do_lower_case`, `remove_space`, `num_image_tokens`,
-        `max_blank_length`); THUDM's code is not run."""
-        options: dict[str, Any] = {}
-        if config is not None and config.is_file():
-            try:
-                data = json.loads(config.read_text("utf-8"))
-            except (OSError, ValueError) as e:
-                raise TokenizerError(f"cannot read {config}: {e}") from e
-            if isinstance(data, dict):
-                for key, kind in (("do_lower_case", bool), ("remove_space", bool), ("num_image_tokens", int),
-                                  ("max_blank_length", int)):
-                    if isinstance(data.get(key), kind):
-                        options[key] = data[key]
-        return cls(base, name=name or base.name, **options)
 
     # -- ids --------------------------------------------------------------------------------------
 
