@@ -275,6 +275,10 @@ def load_local(spec: str) -> Tokenizer:
     """A model on this machine by its stable spec: `hf:ORG/NAME` (the snapshot with its own
     settings), `ollama:MODEL:TAG` or `lmstudio:PUBLISHER/MODEL/FILE` (their GGUF)."""
     found = discovery.resolve(spec)
+    if found.format == "chatglm" and found.folder is not None:
+        from tokviz.core.backends import glm
+
+        return glm.load_snapshot(found.folder, name=found.name)
     if found.format == "tokenizer.json" and found.folder is not None:
         from tokviz.core.backends.hf_backend import HFTokenizer
 
@@ -302,6 +306,9 @@ def load_path(
     `.tiktoken` gets them from its sidecar; otherwise the caller's, or cl100k's pattern.
     """
     path = Path(path).expanduser()
+    chatglm = _chatglm(path, name)
+    if chatglm is not None:
+        return chatglm
     if path.is_dir():  # a model folder: its tokenizer.json with its tokenizer_config.json
         if not (path / "tokenizer.json").is_file():
             raise TokenizerError(f"{path} is a folder without a tokenizer.json")
@@ -332,7 +339,27 @@ def load_path(
             if meta["format"] == sidecar.EXTENSION_FORMAT:
                 return _load_extension(path, meta)
             return sidecar.load_trained(path)
-    return _load_file(path, fmt, name=name or path.stem, pattern=pattern, special_tokens=special_tokens)
+    loaded = _load_file(path, fmt, name=name or path.stem, pattern=pattern, special_tokens=special_tokens)
+    return _as_chatglm6b(loaded) if fmt == "sentencepiece" else loaded
+
+
+def _chatglm(path: Path, name: str | None) -> Tokenizer | None:
+    """A ChatGLM model folder, or its `tokenizer.model` / `ice_text.model`, whose
+    `tokenizer_config.json` names ChatGLM's tokenizer: loaded with that generation's rules."""
+    from tokviz.core.backends import glm
+
+    folder = path if path.is_dir() else path.parent
+    if (found := discovery.chatglm_file(folder)) is not None and (path.is_dir() or path == found):
+        return glm.load_snapshot(folder, name=name or folder.name)
+    return None
+
+
+def _as_chatglm6b(tokenizer: Tokenizer) -> Tokenizer:
+    """A SentencePiece model with ChatGLM-6B's own pieces (`ice_text.model` alone) in ChatGLM-6B's
+    preprocessing, which its ids assume; any other tokenizer as it is."""
+    from tokviz.core.backends.chatglm import ChatGLMTokenizer, is_chatglm6b
+
+    return ChatGLMTokenizer(tokenizer, name=tokenizer.name) if is_chatglm6b(tokenizer) else tokenizer
 
 
 def _load_extension(path: Path, meta: Mapping[str, Any]) -> Tokenizer:

@@ -61,7 +61,7 @@ class Found:
 
     name: str  # Qwen/Qwen2.5-7B-Instruct, llama3.2:3b, a GGUF's general.name
     source: Source
-    format: str  # tokenizer.json | sentencepiece | tiktoken | gguf
+    format: str  # tokenizer.json | sentencepiece | tiktoken | gguf | chatglm
     vocab_size: int | None  # None where no metadata says it cheaply
     path: Path  # the file a load reads (a snapshot's tokenizer.json, an Ollama blob)
     spec: str  # what `-t` accepts
@@ -250,7 +250,11 @@ def hf_snapshot(repo_dir: Path, revision: str | None = None) -> Path | None:
 
 
 def hf_tokenizer_file(snapshot: Path) -> tuple[Path, str] | None:
-    """The file a snapshot's tokenizer loads from and its format, or None."""
+    """The file a snapshot's tokenizer loads from and its format, or None. A snapshot whose
+    `tokenizer_config.json` names THUDM's ChatGLM tokenizer is `chatglm` (its `ice_text.model` or
+    `tokenizer.model`, loaded with ChatGLM's own rules; its code is not run)."""
+    if (chatglm := chatglm_file(snapshot)) is not None:
+        return chatglm, "chatglm"
     if (snapshot / "tokenizer.json").is_file():
         return snapshot / "tokenizer.json", "tokenizer.json"
     if (snapshot / "tokenizer.model").is_file():
@@ -260,6 +264,18 @@ def hf_tokenizer_file(snapshot: Path) -> tuple[Path, str] | None:
     except OSError:
         return None
     return (ranks[0], "tiktoken") if ranks else None
+
+
+def chatglm_file(folder: Path) -> Path | None:
+    """The vocabulary file of a ChatGLM model folder, or None when the folder's config does not
+    name ChatGLM's tokenizer (or cannot be read: the loader then says why)."""
+    from tokviz.core.backends import glm
+
+    try:
+        config = glm.tokenizer_config(folder)
+    except TokenizerError:
+        return None
+    return glm.vocab_file(folder) if glm.is_chatglm_config(config) else None
 
 
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+=* \d+\n")
@@ -519,7 +535,7 @@ class Resolved:
     """Where a `hf:` / `ollama:` / `lmstudio:` spec points."""
 
     path: Path  # the file to load
-    format: str  # tokenizer.json | sentencepiece | tiktoken | gguf
+    format: str  # tokenizer.json | sentencepiece | tiktoken | gguf | chatglm
     name: str
     folder: Path | None = None  # a Hugging Face snapshot (its tokenizer_config.json, templates)
 

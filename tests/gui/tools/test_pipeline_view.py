@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel
 
 from tests.core.test_chatglm import _train
+from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 from tokviz.gui.tools.pipeline_dialog import PipelineDialog
 
 TIMEOUT_MS = 20_000
@@ -65,7 +66,9 @@ def test_sentencepiece_stages_and_bos(qtbot, vocab):
 
 def test_chatglm_profile_on_a_trained_standin(qtbot, standin_path):
     text = "我是  昨天买的苹果\nHello\tWorld"
-    view = make_view(qtbot, standin_path, text, chatglm=True)
+    # the model as a plain SentencePiece model, the profile applied by the dialog's option
+    plain = SentencePieceTokenizer.from_file(standin_path)
+    view = make_view(qtbot, standin_path, text, tokenizer=plain, chatglm=True)
     assert names(view)[:3] == ["preprocess", "preprocess", "preprocess"]
     steps = {box.title.text(): box.text_label.text() for box in view.boxes if box.stage.name == "preprocess"}
     assert steps["Lower-case"].endswith("hello→world")
@@ -79,6 +82,14 @@ def test_chatglm_profile_on_a_trained_standin(qtbot, standin_path):
         view.chatglm_box.setChecked(False)
     assert "preprocess" not in names(view)
     assert "<|blank_2|>" not in view.box("model").labels()
+
+
+def test_a_chatglm_model_by_its_file_is_chatglm_without_the_option(qtbot, standin_path):
+    text = "我是  昨天买的苹果\nHello\tWorld"
+    view = make_view(qtbot, standin_path, text)
+    assert names(view)[:3] == ["preprocess", "preprocess", "preprocess"]
+    assert view.box("special tokens").labels() == ["[gMASK]", "<sop>"]
+    assert "ChatGLM-6B" in view.header.text() and not view.chatglm_box.isEnabled()
 
 
 def test_gguf_stages_bpe_spm_and_wordpiece(qtbot, vocab):

@@ -29,7 +29,11 @@ With the real `ice_text.model` the seed's ids are expected: `"我爱学习"` -> 
 (`▁我是` `<|blank_2|>` `昨天` `买的` `苹果`). `ice_text.model` is on no package registry, so tokviz's
 tests train a small SentencePiece BPE model with the same user-defined symbols instead.
 
-This module does not download `ice_text.model`, does not model ChatGLM2/3 (different tokenizers),
+`catalog.load` gives this tokenizer for a SentencePiece model with ChatGLM-6B's own pieces
+(`is_chatglm6b`: `-t PATH/ice_text.model`) and for a `hf:THUDM/chatglm-6b` snapshot, with the
+options of its `tokenizer_config.json` (`glm.load_snapshot`).
+
+This module does not download `ice_text.model`, does not model ChatGLM2/3 or GLM-4 (`glm.py`),
 and does not truncate or pad.
 """
 
@@ -86,6 +90,15 @@ def whitespace_pieces(max_blank_length: int = MAX_BLANK) -> dict[str, str]:
     pieces = {LINEBREAK: "\n", TAB: "\t"}
     pieces.update({blank_token(n): " " * n for n in range(2, max_blank_length + 1)})
     return pieces
+
+
+def is_chatglm6b(base: Tokenizer) -> bool:
+    """`base` is a SentencePiece model with ChatGLM-6B's own pieces (`[gMASK]`, `<sop>`, `<eop>`,
+    `<n>`, `<|tab|>`, `<|blank_2|>`): `ice_text.model`, or one trained with `user_defined_symbols()`."""
+    if not isinstance(base, SentencePieceTokenizer):
+        return False
+    unk = base.sp.unk_id()
+    return all(base.sp.piece_to_id(p) != unk for p in (GMASK, BOS, EOS, LINEBREAK, TAB, blank_token(2)))
 
 
 # -- preprocessing with a map back to the original text -------------------------------------------
@@ -252,6 +265,9 @@ class ChatGLMTokenizer(Tokenizer):
     def from_file(cls, path: str | os.PathLike[str], **options: Any) -> ChatGLMTokenizer:
         """Load `ice_text.model` (or a stand-in) as ChatGLM-6B; options as the constructor's."""
         return cls(SentencePieceTokenizer.from_file(path, name=Path(path).stem), **options)
+
+    def describe(self) -> str:
+        return f"{self.name} (ChatGLM-6B: sentencepiece, {self.vocab_size:,} ids)"
 
     # -- ids --------------------------------------------------------------------------------------
 
