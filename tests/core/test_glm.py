@@ -200,6 +200,7 @@ def test_chatglm2_and_3_snapshots_number_their_specials_after_the_model(hub, glm
     sp = spm.SentencePieceProcessor(model_file=str(glm2_model))
     specials = chatglm2_specials(sp, roles)
     assert isinstance(tok, ChatGLM2Tokenizer) and tok.vocab_size == sp.vocab_size() + len(specials)
+    assert tok.describe() == f"{repo} ({repo.split('/')[1][:8]}: sentencepiece, {tok.vocab_size:,} ids)"
     assert {t: tok.special_tokens[t] for t in specials} == specials
     added = tok.added_around(TEXT)
     assert added is not None and added.around(tok.encode_ids(TEXT)) == chatglm2_ids(sp, TEXT, specials)

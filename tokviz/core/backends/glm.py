@@ -120,13 +120,16 @@ class ChatGLM2Tokenizer(Tokenizer):
         return self.base._lay_out_ordinary(text, start, end)  # noqa: SLF001  # the same ids below the model's size
 
     def describe(self) -> str:
-        return f"{self.profile} ({self.base.describe()} + {len(self._extra)} special tokens)"
+        return f"{self.name} ({self.profile}: sentencepiece, {self.vocab_size:,} ids)"
 
 
 class GLM4Tokenizer(TiktokenTokenizer):
     """GLM-4's `ChatGLM4Tokenizer`: tiktoken ranks, its pattern and specials, `[gMASK] <sop>` first."""
 
     profile = "glm-4"
+
+    def describe(self) -> str:
+        return f"{self.name} (GLM-4: tiktoken, {self.vocab_size:,} ids)"
 
     def specials_added(self, text: str) -> SpecialsAdded:
         return SpecialsAdded(before=(self.special_tokens["[gMASK]"], self.special_tokens["<sop>"]))
