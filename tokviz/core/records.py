@@ -118,7 +118,7 @@ def list_shards(paths: Iterable[str | os.PathLike[str]], *, split_bytes: int | N
     shards: list[Shard] = []
     for path, kind in list_files(paths):
         if kind == "parquet":
-            import pyarrow.parquet as pq  # type: ignore[import-untyped]
+            import pyarrow.parquet as pq
 
             try:
                 groups = pq.ParquetFile(path).num_row_groups
@@ -233,7 +233,7 @@ def find_example(row: Any, source: str, field: str | None = None) -> Record:
             return _as_example(row[key], source, key, _tools(row))
     if isinstance(row.get("prompt"), str) and isinstance(row.get("completion"), str):
         return Example(source, text=row["prompt"] + row["completion"])
-    if "text" in row:
+    if row.get("text") is not None:
         return _as_example(row["text"], source, "text", None)
     keys = ", ".join(map(str, list(row)[:8]))
     return Skip(source, f"no messages, conversations, prompt/completion or text field (keys: {keys})")
@@ -344,7 +344,7 @@ def _parquet(shard: Shard) -> Iterator[tuple[str, Any]]:
 
 def _arrow(shard: Shard) -> Iterator[tuple[str, Any]]:
     import pyarrow as pa
-    import pyarrow.ipc as ipc  # type: ignore[import-untyped]
+    import pyarrow.ipc as ipc
 
     try:
         source = pa.memory_map(shard.path, "r")
