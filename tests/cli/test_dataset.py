@@ -34,7 +34,9 @@ def _rows() -> list[dict]:
         {"prompt": "Translate to French: cat ->", "completion": " chat"},
         {"text": "   leading spaces\tand\ttabs\r\n"},
         {"messages": [{"role": "user", "content": english[:200]}, {"role": "assistant", "content": "ok"},
-                      {"role": "user", "content": "def f(x):\n    return x  # <|im_start|>"}]},
+                      {"role": "user", "content": "def f(x):\n    return x  \n\n"}]},
+        {"messages": [{"role": "system", "content": " You answer in French. "}, {"role": "user", "content": "日本語?"},
+                      {"role": "assistant", "content": "Oui."}]},
     ]
 
 

@@ -34,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from tokviz.analysis.chat import analyze_chat, check_messages
-from tokviz.analysis.chat_template import ChatTemplate, ChatTemplateError
+from tokviz.analysis.chat import MARKER, analyze_chat, check_messages, trusted_special_spans
+from tokviz.analysis.chat_template import ChatTemplate, ChatTemplateError, Rendered
 from tokviz.core.records import BATCH, Example, Record, Shard, Skip, list_shards, read_examples, read_shard
 from tokviz.core.tokenizer import Tokenizer
+from tokviz.core.tokens import sanitize
 
 SHARD_BYTES = 16 << 20  # a big JSONL file is cut into byte ranges of this size
 
@@ -112,25 +113,68 @@ class Counter:
         return [o for o in out if o is not None]
 
     def count_chat(self, example: Example, index: int) -> ExampleCount | Skip:
+        """A conversation's count per tokenizer, exactly `tokviz chat`'s total.
+
+        The prompt is rendered once per distinct template and cut into the template's special
+        tokens and the ordinary text between them, which the library's batch encoder counts: the
+        same segments `analyze_chat` encodes, without building a `Token` per token. Only a
+        conversation whose content spells a special token or a template-like marker goes through
+        `analyze_chat` whole, for its findings. The template overhead is the total less each
+        message's content counted alone.
+        """
         try:
             messages = check_messages(example.messages)
         except ValueError as e:
             return Skip(example.source, str(e))
+        contents = [c for m in messages if isinstance(c := m.get("content"), str)]
+        renders: dict[tuple[Any, ...], Rendered] = {}
         totals, overheads, findings = [], [], []
         for k, tokenizer in enumerate(self.tokenizers):
+            template = self.template(k)
+            key = (template.source, tuple(sorted(template.special_strings.items())))
             try:
-                analysis = analyze_chat(
-                    tokenizer, self.template(k), messages, tools=example.tools,
-                    add_generation_prompt=self.options.generation_prompt,
-                    template_kwargs=self.options.template_kwargs,
-                )
+                if key not in renders:
+                    renders[key] = template.render(
+                        messages, add_generation_prompt=self.options.generation_prompt, tools=example.tools,
+                        **dict(self.options.template_kwargs),
+                    )
+                rendered = renders[key]
+                notes: tuple[str, ...] = ()
+                if sanitize(rendered.text) != rendered.text or any(self._suspicious(k, c) for c in contents):
+                    analysis = analyze_chat(
+                        tokenizer, template, messages, tools=example.tools,
+                        add_generation_prompt=self.options.generation_prompt,
+                        template_kwargs=self.options.template_kwargs,
+                    )
+                    total = analysis.total
+                    notes = tuple(f.describe(tokenizer.name) for f in analysis.findings if f.message is not None)
+                else:
+                    total = _count_rendered(tokenizer, rendered)
             except ChatTemplateError as e:
                 return Skip(example.source, f"{self.options.specs[k]}'s template rejects it: {e}")
-            totals.append(analysis.total)
-            overheads.append(analysis.overhead)
-            findings.append(tuple(f.describe(tokenizer.name) for f in analysis.findings if f.message is not None))
-        chars = sum(len(c) for m in messages if isinstance(c := m.get("content"), str))
+            totals.append(total)
+            overheads.append(total - sum(map(len, tokenizer.encode_ordinary_batch(contents))))
+            findings.append(notes)
+        chars = sum(map(len, contents))
         return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings))
+
+    def _suspicious(self, k: int, content: str) -> bool:
+        """Content that may give a finding: a special token's text or a template-like marker."""
+        if MARKER.search(content):
+            return True
+        return any(special is not None for _, _, special in self.tokenizers[k].split_special(content, "all", ()))
+
+
+def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> int:
+    """`len(tokenizer.encode_trusted(text, trusted_special_spans(...)))`, by the batch encoder."""
+    text = rendered.text
+    ordinary, specials = [], 0
+    for start, end, special in tokenizer.split_special_at(text, trusted_special_spans(tokenizer, rendered)):
+        if special is None:
+            ordinary.append(text[start:end])
+        else:
+            specials += 1
+    return specials + sum(map(len, tokenizer.encode_ordinary_batch(ordinary)))
 
 
 _WORKER: Counter | None = None
