@@ -140,7 +140,7 @@ class Counter:
                     )
                 rendered = renders[key]
                 notes: tuple[str, ...] = ()
-                if sanitize(rendered.text) != rendered.text or any(self._suspicious(k, c) for c in contents):
+                if sanitize(rendered.text) != rendered.text or self._suspicious(k, rendered, contents):
                     analysis = analyze_chat(
                         tokenizer, template, messages, tools=example.tools,
                         add_generation_prompt=self.options.generation_prompt,
@@ -158,11 +158,19 @@ class Counter:
         chars = sum(map(len, contents))
         return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings))
 
-    def _suspicious(self, k: int, content: str) -> bool:
-        """Content that may give a finding: a special token's text or a template-like marker."""
-        if MARKER.search(content):
-            return True
-        return any(special is not None for _, _, special in self.tokenizers[k].split_special(content, "all", ()))
+    def _suspicious(self, k: int, rendered: Rendered, contents: Sequence[str]) -> bool:
+        """Content that may give a finding (`analysis.chat._findings`): a special token's text, or
+        a marker the template itself writes (an HTML tag in content is no finding unless the
+        template writes that tag)."""
+        text = rendered.text
+        markers = {m.group() for start, end in rendered.template_spans() for m in MARKER.finditer(text, start, end)}
+        tokenizer = self.tokenizers[k]
+        for content in contents:
+            if any(marker in content for marker in markers):
+                return True
+            if any(special is not None for _, _, special in tokenizer.split_special(content, "all", ())):
+                return True
+        return False
 
 
 def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> int:
