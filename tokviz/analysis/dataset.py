@@ -64,7 +64,7 @@ class ExampleCount:
     chat: bool
     chars: int
     tokens: tuple[int, ...]
-    #: tokens the chat template wrote, per tokenizer (None for a text)
+    #: tokens the chat template wrote, per tokenizer (None for a text); see `Counter.count_chat`
     overhead: tuple[int, ...] | None = None
     #: special-token text in message content, per tokenizer: `Finding.describe` lines
     findings: tuple[tuple[str, ...], ...] = ()
@@ -119,8 +119,9 @@ class Counter:
         tokens and the ordinary text between them, which the library's batch encoder counts: the
         same segments `analyze_chat` encodes, without building a `Token` per token. Only a
         conversation whose content spells a special token or a template-like marker goes through
-        `analyze_chat` whole, for its findings. The template overhead is the total less each
-        message's content counted alone.
+        `analyze_chat` whole, for its findings. The template overhead is `analyze_chat`'s (tokens
+        mostly of the template's text) there, and elsewhere the template's text pieces counted
+        alone: the same but for a token BPE merges across a template/content boundary.
         """
         try:
             messages = check_messages(example.messages)
@@ -146,14 +147,14 @@ class Counter:
                         add_generation_prompt=self.options.generation_prompt,
                         template_kwargs=self.options.template_kwargs,
                     )
-                    total = analysis.total
+                    total, overhead = analysis.total, analysis.overhead
                     notes = tuple(f.describe(tokenizer.name) for f in analysis.findings if f.message is not None)
                 else:
-                    total = _count_rendered(tokenizer, rendered)
+                    total, overhead = _count_rendered(tokenizer, rendered)
             except ChatTemplateError as e:
                 return Skip(example.source, f"{self.options.specs[k]}'s template rejects it: {e}")
             totals.append(total)
-            overheads.append(total - sum(map(len, tokenizer.encode_ordinary_batch(contents))))
+            overheads.append(overhead)
             findings.append(notes)
         chars = sum(map(len, contents))
         return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings))
@@ -173,16 +174,27 @@ class Counter:
         return False
 
 
-def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> int:
-    """`len(tokenizer.encode_trusted(text, trusted_special_spans(...)))`, by the batch encoder."""
+def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> tuple[int, int]:
+    """(`len(tokenizer.encode_trusted(text, trusted_special_spans(...)))`, the template's own
+    tokens), by the batch encoder: the prompt's ordinary segments, and the template's text
+    pieces each counted alone, in one call."""
     text = rendered.text
-    ordinary, specials = [], 0
-    for start, end, special in tokenizer.split_special_at(text, trusted_special_spans(tokenizer, rendered)):
-        if special is None:
-            ordinary.append(text[start:end])
-        else:
-            specials += 1
-    return specials + sum(map(len, tokenizer.encode_ordinary_batch(ordinary)))
+    trusted = trusted_special_spans(tokenizer, rendered)
+    ordinary = [text[a:b] for a, b, special in tokenizer.split_special_at(text, trusted) if special is None]
+    pieces = []
+    spans = iter(trusted)
+    span = next(spans, None)
+    for start, end in rendered.template_spans():
+        pos = start
+        while span is not None and span[1] <= end:
+            if span[0] > pos:
+                pieces.append(text[pos:span[0]])
+            pos = span[1]
+            span = next(spans, None)
+        if pos < end:
+            pieces.append(text[pos:end])
+    counts = list(map(len, tokenizer.encode_ordinary_batch(ordinary + pieces)))
+    return len(trusted) + sum(counts[:len(ordinary)]), len(trusted) + sum(counts[len(ordinary):])
 
 
 _WORKER: Counter | None = None
