@@ -172,24 +172,10 @@ def tokviz(path: Path, jobs: int | None) -> dict[str, int]:
 # -- measuring ----------------------------------------------------------------------------------------
 
 
-def _tree_mb(pid: int) -> float:
-    total, stack, seen = 0, [pid], set()
-    while stack:
-        p = stack.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            with open(f"/proc/{p}/status") as f:
-                total += next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                stack.extend(int(c) for c in f.read().split())
-        except (OSError, ValueError):
-            continue
-    return total / 1024
-
-
 def measure(side: str, path: Path, jobs: int | None) -> dict:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_train import _tree  # the process-tree walk the training bench measures with (a sibling script)
+
     result = CACHE / f"bench-dataset-{side}-{os.getpid()}.json"
     cmd = [sys.executable, __file__, "--child", side, "--file", str(path), "--out", str(result)]
     if jobs:
@@ -198,7 +184,7 @@ def measure(side: str, path: Path, jobs: int | None) -> dict:
     proc = subprocess.Popen(cmd)
     peak = 0.0
     while proc.poll() is None:
-        peak = max(peak, _tree_mb(proc.pid))
+        peak = max(peak, _tree(proc.pid, {}))  # resident MB of the whole process tree
         time.sleep(0.05)
     wall = time.perf_counter() - start
     if proc.returncode:
