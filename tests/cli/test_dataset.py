@@ -112,3 +112,11 @@ def test_json_summary_sample_and_outputs(capsys, tmp_path, vocab):
     assert cl["max"] == max(table["cl100k_base"])
     code, _, err = run(capsys, "dataset", str(data), "--per-example", str(tmp_path / "x.txt"))
     assert code == 1 and err.startswith("tokviz: error: --per-example") and err.count("\n") == 1
+
+
+def test_a_corrupt_parquet_file_is_named(capsys, tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really")
+    code, out, err = run(capsys, "dataset", str(bad), "-t", "cl100k_base")
+    assert code != 0 and "Traceback" not in err
+    assert f"{bad}: not a readable Parquet file" in err

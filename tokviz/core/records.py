@@ -44,13 +44,15 @@ class DatasetError(ValueError):
 @dataclass(frozen=True)
 class Shard:
     """A piece of a dataset that can be read alone: a whole file, a Parquet row group (`part`),
-    or the lines of a JSONL file that start in the byte range [`start`, `end`)."""
+    or the lines of a JSONL file that start in the byte range [`start`, `end`). `parts` is how
+    many row groups its Parquet file has (what a share of the file's bytes is estimated by)."""
 
     path: str
     kind: ShardKind
     part: int | None = None
     start: int = 0
     end: int | None = None
+    parts: int = 1
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,8 @@ def list_shards(paths: Iterable[str | os.PathLike[str]], *, split_bytes: int | N
                 groups = pq.ParquetFile(path).num_row_groups
             except Exception:  # an unreadable file becomes one shard whose reading reports it
                 groups = 1
-            shards.extend(Shard(str(path), kind, part=i) for i in range(max(groups, 1)))
+            parts = max(groups, 1)
+            shards.extend(Shard(str(path), kind, part=i, parts=parts) for i in range(parts))
         elif kind == "jsonl" and split_bytes and path.stat().st_size > split_bytes:
             size = path.stat().st_size
             shards.extend(Shard(str(path), kind, start=s, end=min(s + split_bytes, size))
