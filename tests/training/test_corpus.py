@@ -58,6 +58,28 @@ def test_large_file_streamed_in_pieces_counts_like_whole(tmp_path: Path, pattern
     assert report.files_read == 1 and report.bytes == len(text.encode())
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_no_pattern_counts_each_line_once_across_pieces(tmp_path: Path, jobs: int, monkeypatch):
+    monkeypatch.setattr(corpus, "BLOCK_SIZE", 1000)
+    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
+    lines = ["The quick brown fox, 한국어 문장도 섞고 😀 emoji.\n", "    indented  code(x)\n", "\n"]
+    text = "".join(lines * 300) + "end"
+    path = write(tmp_path, "big.txt", text)
+    blocks = [b for b, _, _ in read_blocks(path, non_utf8="skip", lines=True)]
+    assert len(blocks) > 10 and "".join(blocks) == text
+    assert all(b.endswith("\n") for b in blocks[:-1])  # no line is cut
+    counts, report = count_corpus([path], pattern=None, jobs=jobs)
+    assert counts == {chunk_key(line): 300 for line in lines} | {"end": 1}
+    assert report.bytes == len(text.encode())
+
+
+def test_no_pattern_cuts_a_line_far_longer_than_a_piece_at_a_space(tmp_path: Path):
+    text = "word " * 2000 + "\nshort\n"  # one line of 10,000 bytes
+    path = write(tmp_path, "long.txt", text)
+    blocks = [b for b, _, _ in read_blocks(path, non_utf8="skip", block_size=1000, lines=True)]
+    assert len(blocks) > 2 and "".join(blocks) == text
+
+
 def test_file_without_a_safe_cut_stays_one_piece(tmp_path: Path):
     text = "한" * 1000 + "\n\n" + "글" * 1000  # no space after a visible ASCII character anywhere
     path = write(tmp_path, "wide.txt", text)

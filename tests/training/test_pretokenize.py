@@ -59,11 +59,11 @@ def test_pattern_that_matches_empty_drops_empty_chunks():
     assert counter.counts() == Counter({"ab": 1, "cd": 1})
 
 
-def test_no_split_keeps_each_text_whole():
+def test_no_split_counts_each_line_whole_with_its_newline():
     counter = ChunkCounter(None)
     counter.add("a b\n c")
-    counter.add("a b\n c")
-    assert counter.counts() == Counter({"a b\n c": 2})
+    counter.add("a b\r\n c\n\n")
+    assert counter.counts() == Counter({"a b\n": 1, " c": 1, "a b\r\n": 1, " c\n": 1, "\n": 1})
 
 
 ALPHABET = " \t\n\r\u00a0\u3000aZé한中1²'s.,:!-/_\u200d😀"

@@ -99,6 +99,8 @@ class BpeTrainer:
     # A new pair counted below 1/2**COLD_BITS of the merge making it waits in a bucket instead
     # of the heap; most never come near the top (about 3 in 4 of the pairs made on the bench).
     COLD_BITS: ClassVar[int] = 3
+    # Positions per block when the initial pairs are counted: bounds the temporaries.
+    INIT_BLOCK: ClassVar[int] = 1 << 20
 
     def __init__(self, chunks: Mapping[str, int], *, min_frequency: int = 2) -> None:
         if min_frequency < 1:
@@ -130,40 +132,64 @@ class BpeTrainer:
         tok, nxt, prv, fr = self._views
         tok[:end] = data
         tok[end] = DEAD
-        nxt[:] = np.arange(1, end + 2, dtype=np.int32)
-        prv[:] = np.arange(-1, end, dtype=np.int32)
+        for lo in range(0, end + 1, self.INIT_BLOCK):  # in blocks: no corpus-sized temporary
+            hi = min(lo + self.INIT_BLOCK, end + 1)
+            nxt[lo:hi] = np.arange(lo + 1, hi + 1, dtype=np.int32)
+            prv[lo:hi] = np.arange(lo - 1, hi - 1, dtype=np.int32)
         stops = np.cumsum(lengths)
         nxt[stops - 1] = end
         prv[stops - lengths] = end
         nxt[end] = prv[end] = end
-        fr[:end] = np.repeat(freqs, lengths)
+        fr[:end] = np.repeat(freqs.astype(fr.dtype), lengths)
         fr[end] = 0
         del stops, lengths, freqs
         if end:
             self._count_initial_pairs(data)
 
     def _count_initial_pairs(self, data: npt.NDArray[np.uint8]) -> None:
+        """Count the byte pairs and index their positions, a block of positions at a time.
+
+        Two passes, so that no temporary grows with the corpus: the first sums each pair's count
+        (weighted by its chunk's count), the second places each kept position in one int32 array,
+        grouped by pair and ascending within a pair (a counting sort over the 16-bit pair keys).
+        """
         _, nxt, _, fr = self._views
-        end = len(data)
-        inside = nxt[: end - 1] != end  # window i..i+1 lies in one chunk
-        small = (data[:-1].astype(np.uint16) << 8) | data[1:]  # the pair as a 16-bit key: radix-sorted
-        totals = np.bincount(small[inside], weights=fr[: end - 1][inside], minlength=1 << 16)  # exact below 2**53
+        pairs = end = len(data)
+        pairs -= 1  # windows i..i+1
+        totals = np.zeros(1 << 16, dtype=np.float64)  # exact below 2**53
+        held = np.zeros(1 << 16, dtype=np.int64)  # positions holding each pair
+        for lo in range(0, pairs, self.INIT_BLOCK):
+            hi = min(lo + self.INIT_BLOCK, pairs)
+            inside = nxt[lo:hi] != end  # window i..i+1 lies in one chunk
+            small = (data[lo:hi].astype(np.uint16) << 8) | data[lo + 1 : hi + 1]
+            keys = small[inside]
+            totals += np.bincount(keys, weights=fr[lo:hi][inside], minlength=1 << 16)
+            held += np.bincount(keys, minlength=1 << 16)
         ok = totals >= self.min_frequency  # below it, a pair can never merge
-        pos = np.flatnonzero(inside & ok[small]).astype(np.int32)
-        del inside
-        if not len(pos):
+        held[~ok] = 0
+        present = np.flatnonzero(held)
+        if not len(present):
             return
-        present = np.flatnonzero(ok)
         self.counts = {
             (k >> 8) << _ID_BITS | (k & 0xFF): int(c) for k, c in zip(present.tolist(), totals[present].tolist())
         }
-        # a stable radix sort on the 16-bit pair keeps each pair's positions ascending
-        small = small[pos]
-        pos = pos[np.argsort(small, kind="stable")]
-        small.sort()
-        cuts = np.flatnonzero(small[1:] != small[:-1]) + 1
-        starts, stops = np.r_[0, cuts], np.r_[cuts, len(pos)]
-        for k, i, j in zip(small[starts].tolist(), starts.tolist(), stops.tolist()):
+        stops = np.cumsum(held)
+        filled = stops - held  # where each pair's next position goes
+        starts = filled[present].tolist()
+        pos = np.empty(int(stops[-1]), dtype=np.int32)
+        for lo in range(0, pairs, self.INIT_BLOCK):
+            hi = min(lo + self.INIT_BLOCK, pairs)
+            small = (data[lo:hi].astype(np.uint16) << 8) | data[lo + 1 : hi + 1]
+            kept = (nxt[lo:hi] != end) & ok[small]
+            at = np.flatnonzero(kept).astype(np.int32) + np.int32(lo)
+            keys = small[kept]
+            order = np.argsort(keys, kind="stable")  # stable: positions stay ascending
+            keys, at = keys[order], at[order]
+            n = np.bincount(keys, minlength=1 << 16)
+            rank = np.arange(len(keys), dtype=np.int64) - (np.cumsum(n) - n)[keys]
+            pos[filled[keys] + rank] = at
+            filled += n
+        for k, i, j in zip(present.tolist(), starts, stops[present].tolist()):
             self.index[(k >> 8) << _ID_BITS | (k & 0xFF)] = pos[i:j]
 
     def train(

@@ -4,7 +4,9 @@ Each file is cut into pieces of about `BLOCK_SIZE` bytes (`plan_pieces`), each c
 visible ASCII character and a space: no preset pattern matches across that point (see
 `pretokenize.SEGMENT`), so a piece counts the same alone as inside the whole file, a very large
 file never sits in memory whole, and its pieces can be counted by different workers. (A custom
-pattern may split differently at a cut; with no pattern each piece is one chunk.) Files with NUL
+pattern may split differently at a cut.) With no pattern each line is a chunk, as SentencePiece
+and tokenizers' trainers read files, so pieces are cut after a newline; a line much longer than a
+piece is cut at a safe cut all the same. Files with NUL
 bytes are binary and skipped; files that are not UTF-8 are skipped or decoded with U+FFFD, by
 option; unreadable files are skipped; a file is counted whole or not at all. Every skip is
 reported with its reason. Memory grows with the number of distinct chunks, not with the corpus.
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 BLOCK_SIZE = 1 << 20  # bytes per piece: what one read holds (the text, and its segments list)
 POOL_MIN_BYTES = 4 << 20  # below this, starting workers costs more than they save
 _CUT = re.compile(rb"[!-~] ")  # a printable ASCII character, then a space: cut between them
+_LINE = re.compile(rb"\n")  # with no pattern: cut after a newline
 
 
 @dataclass
@@ -66,31 +69,36 @@ class CorpusReport:
         }
 
 
-def _next_cut(f: BinaryIO, offset: int) -> int | None:
-    """The first safe cut at or after `offset`: between a visible ASCII character and a space.
+def _next_cut(f: BinaryIO, offset: int, cut: re.Pattern[bytes] = _CUT, limit: int | None = None) -> int | None:
+    """The first cut at or after `offset` found by `cut`, which matches the byte before the cut.
 
-    No preset pattern matches across such a point (see `pretokenize.SEGMENT`), and the cut is
-    decided by the bytes after `offset` alone, so two readers of neighbouring pieces agree on it.
-    None when the file has no cut from there on.
+    The default cuts between a visible ASCII character and a space: no preset pattern matches
+    across such a point (see `pretokenize.SEGMENT`). The cut is decided by the bytes after
+    `offset` alone, so two readers of neighbouring pieces agree on it. None when the file has no
+    cut from there on (or within `limit` bytes).
     """
+    end = None if limit is None else offset + limit
     f.seek(offset - 1)
-    while True:
+    while end is None or offset < end:
         window = f.read(1 << 16)
         if len(window) < 2:
             return None
-        found = _CUT.search(window)
+        found = cut.search(window)
         if found is not None:
-            return offset + found.start()
+            at = offset + found.start()
+            return at if end is None or at <= end else None
         offset += len(window) - 1
         f.seek(offset - 1)
+    return None
 
 
-def plan_pieces(path: Path, size: int, *, block_size: int | None = None) -> list[Piece]:
+def plan_pieces(path: Path, size: int, *, block_size: int | None = None, lines: bool = False) -> list[Piece]:
     """Cut a file into pieces of about `block_size` bytes at safe cuts (one piece when small).
 
     Pieces are read and counted on their own, by any worker; together they count exactly like
     the whole file. A file with no safe cut (say, a long line of CJK text without ASCII spaces)
-    stays one piece: exactness first.
+    stays one piece: exactness first. With `lines`, a cut comes after a newline when one is
+    near (within three blocks), so that no line is split.
     """
     block_size = block_size or BLOCK_SIZE
     name = str(path)
@@ -100,7 +108,9 @@ def plan_pieces(path: Path, size: int, *, block_size: int | None = None) -> list
     try:
         with open(path, "rb") as f:
             while start + block_size < size:
-                cut = _next_cut(f, start + block_size)
+                cut = _next_cut(f, start + block_size, _LINE, 3 * block_size) if lines else None
+                if cut is None:
+                    cut = _next_cut(f, start + block_size)
                 if cut is None or cut >= size:
                     break
                 pieces.append((name, start, cut))
@@ -111,13 +121,15 @@ def plan_pieces(path: Path, size: int, *, block_size: int | None = None) -> list
     return pieces
 
 
-def read_blocks(path: Path, *, non_utf8: NonUtf8, block_size: int | None = None) -> Iterator[tuple[str, int, bool]]:
+def read_blocks(
+    path: Path, *, non_utf8: NonUtf8, block_size: int | None = None, lines: bool = False
+) -> Iterator[tuple[str, int, bool]]:
     """Yield `(text, n_bytes, replaced)` for the pieces of a file in order; raise SkipFile."""
     try:
         size = path.stat().st_size
     except OSError:
         size = 0
-    for piece in plan_pieces(path, size, block_size=block_size):
+    for piece in plan_pieces(path, size, block_size=block_size, lines=lines):
         yield read_piece(piece, non_utf8=non_utf8)
 
 
@@ -176,7 +188,8 @@ def count_corpus(
     jobs = max(1, jobs or default_jobs(total_bytes))
     reporter = Reporter(progress, cancel, "counting", total=total_bytes)
     reporter.check()
-    pieces = [piece for path, size in zip(files, sizes) for piece in plan_pieces(path, size)]
+    lines = compiled is None
+    pieces = [piece for path, size in zip(files, sizes) for piece in plan_pieces(path, size, lines=lines)]
     if jobs > 1 and len(pieces) > 1 and total_bytes >= POOL_MIN_BYTES:
         with CountingPool(min(jobs, len(pieces)) - 1, pattern, non_utf8) as pool:  # and this process
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)  # the workers are up

@@ -2,7 +2,8 @@
 
 A split pattern cuts text into chunks before BPE; merges never cross a chunk boundary. The
 presets are tiktoken's strings, copied here (tiktoken's registry functions download vocabularies).
-`none` means no split: each document (or each streamed block of a very large file) is one chunk.
+`none` means no split by a pattern: each line (with its newline) is one chunk, as SentencePiece and
+tokenizers' trainers take a file line by line; repeated lines are counted once.
 
 This module does not read files (see `corpus`) and does not merge (see `bpe`).
 """
@@ -65,6 +66,22 @@ Engine = Literal["auto", "numpy", "re"]
 NUMPY_MIN_BYTES = 1 << 14  # below this numpy's cost per call outweighs what it saves
 
 
+def lines(text: str) -> list[str]:
+    """Cut `text` after each newline (only `\\n`: the other line breaks stay inside a line).
+
+    >>> lines("a\\nb\\r\\n\\nc")
+    ['a\\n', 'b\\r\\n', '\\n', 'c']
+    >>> lines("")
+    []
+    """
+    parts = text.split("\n")
+    last = parts.pop()
+    out = [part + "\n" for part in parts]
+    if last:
+        out.append(last)
+    return out
+
+
 class ChunkCounter:
     """Count the chunks of many texts; `counts()` gives `chunk -> count`.
 
@@ -92,8 +109,7 @@ class ChunkCounter:
     def add(self, text: str, data: bytes | None = None) -> None:
         """Count `text`; `data`, when given, is its UTF-8 encoding (saves encoding it again)."""
         if self.compiled is None:
-            if text:
-                self.chunks[text] += 1
+            self.chunks.update(lines(text))
             return
         findall = self.compiled.findall
         if not self.segmented:
