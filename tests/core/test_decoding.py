@@ -86,3 +86,39 @@ def test_buffered_stream_ends_equal_to_the_librarys_decode(vocab, name):
             assert len(pieces) in (len(prefix), len(prefix) + 1)
 
     check()
+
+
+SPACE_OPTIONS = [
+    {},
+    {"remove_extra_whitespaces": False},
+    {"add_dummy_prefix": False},
+    {"remove_extra_whitespaces": False, "add_dummy_prefix": False},
+]
+
+
+@pytest.mark.parametrize("options", SPACE_OPTIONS, ids=lambda o: ",".join(o) or "defaults")
+def test_space_then_byte_fallback_streams_what_the_library_decodes_so_far(tmp_path, options):
+    """' 根' on a byte-fallback model without 根: a `▁` piece, then three byte pieces. After each
+    token the buffered stream has shown the library's decode of the ids so far, less an
+    incomplete character: the first id's `' '` or `''` exactly as SentencePiece decodes it."""
+    import io
+
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    lines = [f"line {i} of plain english text, a few words long" for i in range(300)]
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(lines), model_writer=model, vocab_size=300,
+                                   model_type="bpe", byte_fallback=True, minloglevel=3, **options)
+    path = tmp_path / "fallback.model"
+    path.write_bytes(model.getvalue())
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    tok = catalog.load_path(path)
+    for text in (" 根", "根", "  根 ", "a 根"):
+        ids = tok.encode_ids(text)
+        assert ids == sp.encode(text)
+        shown = ""
+        for k, piece in enumerate(buffered_stream(tok, ids)):
+            shown += piece
+            if k < len(ids):
+                assert shown == sp.decode(ids[: k + 1]).rstrip("\ufffd"), (text, k)
+        assert shown == sp.decode(ids)
