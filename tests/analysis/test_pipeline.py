@@ -97,7 +97,7 @@ def test_chatglm_stages(tmp_path_factory):
     model = stage(stages, "model").items
     assert "<|blank_2|>" in model and "<n>" in model and "<|tab|>" in model
     assert stage(stages, "special tokens").items == ("[gMASK]", "<sop>")
-    assert stage(stages, "ids").ids == tuple(glm.encode_ids(text))
+    assert stage(stages, "ids").ids == tuple(glm.added_around(text).around(glm.encode_ids(text)))
 
 
 def test_words_view():

@@ -83,7 +83,7 @@ def pieces(tokens):
 
 def test_two_spaces_become_a_blank_2_piece_covering_them(glm):
     text = "我是  昨天买的苹果"
-    tokens = glm.encode_text(text)
+    tokens = glm.encode(text)
     assert pieces(tokens)[:2] == ["▁我是", "<|blank_2|>"]
     blank = tokens[1]
     assert (blank.start, blank.end, text[blank.start : blank.end]) == (2, 4, "  ")
@@ -94,17 +94,17 @@ def test_two_spaces_become_a_blank_2_piece_covering_them(glm):
 def test_word_start_mark_follows_the_seed(glm, sp):
     """`▁` + the first word is one piece when the vocabulary has it (`▁我是`), otherwise a lone `▁`
     (id 5 in ice_text.model) that stands for no character."""
-    apple_first = glm.encode_text("苹果我是昨天买的")
+    apple_first = glm.encode("苹果我是昨天买的")
     assert apple_first[0].piece == "▁" and apple_first[0].id == sp.piece_to_id("▁")
     assert apple_first[0].start == apple_first[0].end == 0
     assert apple_first[1].piece.startswith("苹")
-    assert glm.encode_text("我是昨天买的苹果")[0].piece == "▁我是"
-    assert glm.encode_text("我是 昨天买的苹果")[1].piece.startswith("▁")  # a single space starts a word
+    assert glm.encode("我是昨天买的苹果")[0].piece == "▁我是"
+    assert glm.encode("我是 昨天买的苹果")[1].piece.startswith("▁")  # a single space starts a word
 
 
 def test_byte_fallback_pieces_keep_their_own_byte(glm):
     text = "A😀b"  # lower-cased A, then an emoji the stand-in model only has as bytes
-    tokens = glm.encode_text(text)
+    tokens = glm.encode(text)
     fallback = [t for t in tokens if t.kind == TokenKind.BYTE_FALLBACK]
     assert [t.bytes for t in fallback] == [bytes([b]) for b in "😀".encode()]
     assert [(t.byte_start, t.byte_end) for t in fallback] == [(1, 2), (2, 3), (3, 4), (4, 5)]
@@ -113,7 +113,7 @@ def test_byte_fallback_pieces_keep_their_own_byte(glm):
 
 def test_newline_tab_and_space_runs(glm):
     text = "a\tb\nc"
-    tokens = glm.encode_text(text)
+    tokens = glm.encode(text)
     tab = next(t for t in tokens if t.piece == "<|tab|>")
     newline = next(t for t in tokens if t.piece == "<n>")
     assert text[tab.start : tab.end] == "\t" and tab.bytes == b"\t"
@@ -123,7 +123,7 @@ def test_newline_tab_and_space_runs(glm):
 @pytest.mark.parametrize("run", [2, 3, 79, 80, 81, 82, 160, 163])
 def test_space_runs_as_the_original(run, glm, sp):
     text = "x" + " " * run + "y"
-    tokens = glm.encode_text(text)
+    tokens = glm.encode(text)
     assert [t.id for t in tokens] == original_ids(sp, text)
     blanks = [t for t in tokens if t.piece.startswith("<|blank_")]
     expected = [blank_token(80)] * (run // 80) + ([blank_token(run % 80)] if run % 80 >= 2 else [])
@@ -135,24 +135,30 @@ def test_space_runs_as_the_original(run, glm, sp):
 
 
 def test_gmask_and_sop_are_appended_and_eop_ends_a_target(glm):
-    tokens = glm.encode("我爱学习")
-    assert pieces(tokens[-2:]) == ["[gMASK]", "<sop>"]
-    assert all(t.start == t.end == 4 and t.kind == TokenKind.SPECIAL for t in tokens[-2:])
-    assert glm.encode_ids("我爱学习")[:-2] == glm.encode_text_ids("我爱学习")
+    before, after = glm.added_tokens("我爱学习")
+    assert before == [] and pieces(after) == ["[gMASK]", "<sop>"]
+    assert all(t.start == t.end == 4 and t.kind == TokenKind.SPECIAL for t in after)
+    assert "[gMASK]" not in pieces(glm.encode("我爱学习"))  # encode: the text's own tokens, as every backend
+    assert ChatGLMTokenizer(glm.base, add_special_tokens=False).added_tokens("我爱学习") == ([], [])
     example = glm.preprocess_example("你是谁", "人家是城堡中的小公主")
-    prompt, target = glm.encode_text_ids("你是谁"), glm.encode_text_ids("人家是城堡中的小公主")
+    prompt, target = glm.encode_ids("你是谁"), glm.encode_ids("人家是城堡中的小公主")
     gmask, sop, eop = glm.id_of("[gMASK]"), glm.id_of("<sop>"), glm.id_of("<eop>")
     assert example["input_ids"] == [*prompt, gmask, sop, *target, eop]
     assert example["seq_len"] == len(prompt) + 2
 
 
+@pytest.mark.parametrize("text", ["我爱学习", "", "Hello  World\n\tx", "<sop> 根"])
+def test_columns_hold_the_same_tokens_as_encode(glm, text):
+    assert list(glm.encode_columns(text)) == glm.encode(text)
+
+
 def test_lower_casing_keeps_spans_on_the_original(glm):
     text = "Hello World"
-    tokens = glm.encode_text(text)
+    tokens = glm.encode(text)
     assert "".join(t.piece for t in tokens).replace("▁", " ").strip() == "hello world"
     assert "".join(text[t.start : t.end] for t in tokens) == text
     cased = ChatGLMTokenizer(glm.base, do_lower_case=False)
-    assert "".join(pieces(cased.encode_text(text))).replace("▁", " ").strip() == text
+    assert "".join(pieces(cased.encode(text))).replace("▁", " ").strip() == text
 
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -167,7 +173,7 @@ def test_ids_equal_the_original_wrapper_and_spans_cover_the_text(glm, sp):
     @PROPERTY
     @given(CHATGLM_TEXT)
     def check(text):
-        tokens = glm.encode_text(text)
+        tokens = glm.encode(text)
         assert [t.id for t in tokens] == original_ids(sp, text)
         if tokens:  # spans are ordered and cover every character, as the backends' are
             assert tokens[0].start == 0 and tokens[-1].end == len(text)
@@ -192,7 +198,7 @@ def test_merge_replay_of_the_profile_ends_in_its_ids(glm):
     r = replay(glm, "我是  昨天买的苹果")
     assert r.matches_backend and r.algorithm == "sentencepiece-bpe"
     assert r.chunks[0].text.startswith("▁我是<|blank_2|>") and (r.chunks[0].start, r.chunks[0].end) == (0, 10)
-    assert [c.pieces for c in r.chunks[-2:]] == [("[gMASK]",), ("<sop>",)]
+    assert all("[gMASK]" not in c.pieces for c in r.chunks)  # the replay, as encode, is the text's own
     no_prefix = ChatGLMTokenizer(glm.base, add_dummy_prefix=False)
     assert replay(no_prefix, "苹果 hello\n").matches_backend
 
@@ -200,13 +206,13 @@ def test_merge_replay_of_the_profile_ends_in_its_ids(glm):
 def test_without_dummy_prefix_as_the_original(glm, sp):
     plain = ChatGLMTokenizer(glm.base, add_dummy_prefix=False)
     for text in ("我是昨天买的苹果", "hello  world\n", "苹果"):
-        assert plain.encode_text_ids(text) == original_ids(sp, text, add_dummy_prefix=False)
-    assert plain.encode_text("苹果")[0].piece != "▁"
+        assert plain.encode_ids(text) == original_ids(sp, text, add_dummy_prefix=False)
+    assert plain.encode("苹果")[0].piece != "▁"
 
 
 def test_decode_gives_the_whitespace_back(glm):
     text = "我是  昨天\n买的\t苹果" + " " * 83 + "hello"
-    assert glm.decode(glm.encode_text_ids(text)) == text
+    assert glm.decode(glm.encode_ids(text)) == text
 
 
 def test_image_token_offset_and_not_a_chatglm_model(glm, vocab):
@@ -214,7 +220,7 @@ def test_image_token_offset_and_not_a_chatglm_model(glm, vocab):
     assert old.vocab_size == glm.vocab_size + 20000
     assert old.piece(5) == "<image_5>" and old.id_of("<image_5>") == 5
     assert old.encode_ids("我爱学习") == [i + 20000 for i in glm.encode_ids("我爱学习")]
-    assert old.decode(old.encode_text_ids("我是  苹果")) == "我是  苹果"
+    assert old.decode(old.encode_ids("我是  苹果")) == "我是  苹果"
     with pytest.raises(TokenizerError, match="not a ChatGLM-6B model"):
         ChatGLMTokenizer(vocab("botchan-bpe-1k"))
 

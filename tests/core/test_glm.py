@@ -146,9 +146,11 @@ def test_ice_text_model_alone_loads_as_chatglm6b(ice_text):
     tok = catalog.load(str(ice_text))
     assert isinstance(tok, ChatGLMTokenizer)
     sp = spm.SentencePieceProcessor(model_file=str(ice_text))
-    assert tok.encode_ids(TEXT) == chatglm6b_ids(sp, TEXT, do_lower_case=True, num_image_tokens=0)
+    assert tok.added_around(TEXT).around(tok.encode_ids(TEXT)) == chatglm6b_ids(
+        sp, TEXT, do_lower_case=True, num_image_tokens=0)
     spans = [(t.start, t.end) for t in tok.encode(TEXT)]
-    assert spans[0][0] == 0 and spans[-1] == (len(TEXT), len(TEXT))  # [gMASK] <sop> cover no text
+    assert spans[0][0] == 0 and spans[-1][1] == len(TEXT)
+    assert [(t.start, t.end) for t in tok.added_tokens(TEXT)[1]] == [(len(TEXT), len(TEXT))] * 2  # no text
 
 
 def test_a_plain_sentencepiece_model_stays_plain(glm2_model):
@@ -168,8 +170,9 @@ def test_hf_chatglm6b_snapshot_follows_its_tokenizer_config(hub, ice_text, confi
     tok = catalog.load("hf:THUDM/chatglm-6b")
     sp = spm.SentencePieceProcessor(model_file=str(ice_text))
     assert tok.name == "THUDM/chatglm-6b"
-    assert tok.encode_ids(TEXT) == chatglm6b_ids(sp, TEXT, do_lower_case=lower, num_image_tokens=offset)
-    assert tok.decode(tok.encode_ids(TEXT)[:-2]) == (TEXT.lower() if lower else TEXT)
+    ids = tok.encode_ids(TEXT)
+    assert tok.added_around(TEXT).around(ids) == chatglm6b_ids(sp, TEXT, do_lower_case=lower, num_image_tokens=offset)
+    assert tok.decode(ids) == (TEXT.lower() if lower else TEXT)
 
 
 def test_the_snapshot_folder_and_its_file_load_the_same_way(hub, ice_text):
@@ -264,7 +267,7 @@ def test_cli_compares_chatglm_like_any_model(hub, ice_text):
     )
     assert done.returncode == 0, done.stderr
     panes = json.loads(done.stdout)
-    # the text's own tokens (the pane's columns leave out the [gMASK] <sop> `encode` appends)
+    # the text's own tokens: the [gMASK] <sop> the model appends are `added_tokens`, as BOS is
     own = chatglm6b_ids(sp, "我是  昨天买的苹果", do_lower_case=False, num_image_tokens=0)[:-2]
     assert [[t["id"] for t in pane["tokens"]] for pane in panes] == [own, own]
     assert panes[0]["tokenizer"] == "THUDM/chatglm-6b"

@@ -72,7 +72,7 @@ def pipeline(
     policy: dict[str, Any] = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
     tokens = tokenizer.encode(text, **policy)
     if (prep := tokenizer.preprocessing) is not None:
-        return _preprocessed_stages(prep, text, tokens)
+        return _preprocessed_stages(tokenizer, prep, text, tokens)
     if (pattern := tokenizer.split_pattern) is not None:
         return _split_regex_stages(tokenizer, pattern, text, tokens, policy)
     if (model := tokenizer.sentencepiece) is not None:
@@ -247,24 +247,23 @@ def _from_byte_level(piece: str) -> bytes:
 # -- a tokenizer that rewrites the text first (the ChatGLM-6B profile) -----------------------------
 
 
-def _preprocessed_stages(prep: Preprocessing, text: str, tokens: list[Token]) -> list[Stage]:
+def _preprocessed_stages(tokenizer: Tokenizer, prep: Preprocessing, text: str, tokens: list[Token]) -> list[Stage]:
     steps = [
         Stage("preprocess", step.name.capitalize(), text=step.text, note=step.note)
         for step in prep.steps(text)
     ]
     normalized = _normalize(prep.inner, prep.apply(text))
-    appended = tokens[len(tokens) - len(prep.appended) :] if prep.appended else []
-    own = tokens[: len(tokens) - len(appended)]
+    appended = tokenizer.added_tokens(text)[1]
     return [
         *steps,
         Stage("normalization", "Normalization", text=normalized, note=_normalizer_note(prep.inner.sentencepiece)),
         Stage("pre-tokenization", "Words (▁ marks)", items=tuple(words(normalized)),
               note="SentencePiece has no pre-tokenizer: <n>, <|tab|>, <|blank_n|> are cut whole"),
-        _model_stage(own, "sentencepiece's pieces of the preprocessed text"),
+        _model_stage(tokens, "sentencepiece's pieces of the preprocessed text"),
         Stage(
             "special tokens", "Special tokens added", items=tuple(t.piece for t in appended),
             ids=tuple(t.id for t in appended),
             note="[gMASK] <sop> end an input; a training target is followed by <eop> (preprocess_example)",
         ),
-        _ids_stage([t.id for t in tokens]),
+        _ids_stage([t.id for t in (*tokens, *appended)]),
     ]

@@ -199,8 +199,6 @@ def replay(
             chunks.extend(_preprocessed_segment(tokenizer, prep, algorithm, text, start, end))
         else:
             chunks.extend(_plain_segment(tokenizer, algorithm, text, start, end))
-    if prep is not None:
-        chunks.extend(_appended(tokenizer, prep, len(text)))
     backend: tuple[int, ...] = ()
     if check:
         tokens = tokenizer.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
@@ -531,16 +529,4 @@ def _preprocessed_segment(
         chunks.append(
             ChunkReplay(start, end, chunk.text, chunk.initial, chunk.steps, chunk.final, ids, pieces, note=note)
         )
-    return chunks
-
-
-def _appended(tokenizer: Tokenizer, prep: Preprocessing, length: int) -> list[ChunkReplay]:
-    chunks = []
-    for token_id in prep.appended:
-        piece = tokenizer.piece(token_id)
-        data = piece.encode("utf-8")
-        chunks.append(ChunkReplay(
-            length, length, piece, (data,), (), (data,), (token_id,), (piece,), special=True,
-            note="appended to an input (build_inputs_with_special_tokens)",
-        ))
     return chunks

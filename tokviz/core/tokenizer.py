@@ -148,13 +148,12 @@ class Preprocessing(abc.ABC):
     `<n>`, `<|blank_n|>`, lower-casing around a SentencePiece model).
 
     The outer tokenizer cuts each plain segment by rewriting it (`apply`), cutting the result with
-    `inner`, and mapping the inner ids (`outer_ids`); then it appends `appended` to the input.
+    `inner`, and mapping the inner ids (`outer_ids`). What it adds around an input is
+    `Tokenizer.added_around`, as for every tokenizer.
     """
 
     #: the model tokenizer that cuts the rewritten text
     inner: Tokenizer
-    #: outer ids appended to every encoded input (ChatGLM-6B: `[gMASK]` `<sop>`); may be empty
-    appended: tuple[int, ...]
 
     @abc.abstractmethod
     def apply(self, text: str) -> str:

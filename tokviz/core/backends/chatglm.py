@@ -15,12 +15,13 @@ THUDM's `tokenization_chatglm.py` (ChatGLM-6B) does not hand the text to sentenc
    merged when it is (`我是昨天买的苹果` -> `▁我是` ...). With `add_dummy_prefix=False` the original
    prepends `<n>` and drops the first two tokens (`▁` `<n>`); so does this class;
 5. `[gMASK]` `<sop>` are appended to an input (`add_special_tokens=True`, the default of
-   transformers' `encode`); a training example is `prompt + [gMASK] <sop> + target + <eop>`
+   transformers' `encode`): like every backend's BOS/EOS, they are what `added_around` names, not
+   part of `encode`'s tokens; a training example is `prompt + [gMASK] <sop> + target + <eop>`
    (`preprocess_example`).
 
 A `<|blank_3|>` token covers the three original spaces, `<n>` the newline; their `Token.bytes` are
 the whitespace they stand for (what ChatGLM's decode gives back) and their kind is NORMAL. The
-appended `[gMASK]` `<sop>` stand for no text: empty spans at the end. Ids are the model's ids plus
+appended `[gMASK]` `<sop>` stand for no text (`added_tokens`: empty spans at the end). Ids are the model's ids plus
 `num_image_tokens` (0 for the current ChatGLM-6B, whose `ice_text.model` has 130,344 pieces; 20000
 for the first release).
 
@@ -51,14 +52,13 @@ import numpy as np
 from tokviz.core.backends.sentencepiece_backend import SentencePieceTokenizer
 from tokviz.core.layout import Laid, fill_gaps
 from tokviz.core.tokenizer import (
-    AllowedSpecial,
-    DisallowedSpecial,
     Preprocessing,
     PreprocessStep,
+    SpecialsAdded,
     Tokenizer,
     TokenizerError,
 )
-from tokviz.core.tokens import OffsetMap, Token, TokenKind, sanitize
+from tokviz.core.tokens import OffsetMap, Token, TokenKind
 
 LINEBREAK = "<n>"
 TAB = "<|tab|>"
@@ -208,7 +208,7 @@ class ChatGLMTokenizer(Tokenizer):
     """ChatGLM-6B's tokenizer: its preprocessing around a SentencePiece model (`ice_text.model`).
 
     >>> tok = ChatGLMTokenizer.from_file("ice_text.model")  # doctest: +SKIP
-    >>> tok.encode_ids("我爱学习")  # doctest: +SKIP
+    >>> tok.added_around("我爱学习").around(tok.encode_ids("我爱学习"))  # doctest: +SKIP
     [5, 76202, 63992, 130001, 130004]
     """
 
@@ -324,23 +324,9 @@ class ChatGLMTokenizer(Tokenizer):
     def preprocess_example(self, context: str, target: str) -> dict[str, list[int] | int]:
         """The seed's training preprocessing: `{"input_ids": prompt + [gMASK] <sop> + target +
         <eop>, "seq_len": len(prompt ids with [gMASK] <sop>)}`."""
-        prompt = self.encode_text_ids(context)
-        input_ids = self.build_inputs(prompt, self.encode_text_ids(target))
+        prompt = self.encode_ids(context)
+        input_ids = self.build_inputs(prompt, self.encode_ids(target))
         return {"input_ids": input_ids, "seq_len": len(prompt) + 2}
-
-    def encode_text(
-        self,
-        text: str,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = (),
-    ) -> list[Token]:
-        """Tokens of a text without the appended `[gMASK]` `<sop>` (`add_special_tokens=False`)."""
-        policy: dict[str, Any] = {"allowed_special": allowed_special, "disallowed_special": disallowed_special}
-        return Tokenizer.encode(self, text, **policy)
-
-    def encode_text_ids(self, text: str) -> list[int]:
-        return [t.id for t in self.encode_text(text)]
 
     # -- capabilities -----------------------------------------------------------------------------
 
@@ -390,27 +376,9 @@ class ChatGLMTokenizer(Tokenizer):
 
     # -- encoding ---------------------------------------------------------------------------------
 
-    def encode(
-        self,
-        text: str,
-        *,
-        allowed_special: AllowedSpecial = frozenset(),
-        disallowed_special: DisallowedSpecial = (),
-    ) -> list[Token]:
-        """Tokens with spans on the original text, then `[gMASK]` `<sop>` (empty spans at the end)
-        when `add_special_tokens`."""
-        text = sanitize(text)
-        tokens = super().encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        if self.add_special_tokens:
-            tokens += self._appended(text)
-        return tokens
-
-    def _appended(self, text: str) -> list[Token]:
-        end, byte_end = len(text), len(text.encode("utf-8"))
-        return [
-            Token(i, self.token_bytes(i), byte_end, byte_end, end, end, TokenKind.SPECIAL, self.piece(i))
-            for i in (self.id_of(GMASK), self.id_of(BOS))
-        ]
+    def specials_added(self, text: str) -> SpecialsAdded | None:
+        """`[gMASK]` `<sop>` after the text, when `add_special_tokens` (transformers' default)."""
+        return SpecialsAdded(after=(self.id_of(GMASK), self.id_of(BOS))) if self.add_special_tokens else None
 
     def _lay_out_ordinary(self, text: str, start: int, end: int) -> Laid | None:
         mapped = self.preprocess(text[start:end])
@@ -444,8 +412,6 @@ class _Profile(Preprocessing):
     def __init__(self, tokenizer: ChatGLMTokenizer) -> None:
         self._tokenizer = tokenizer
         self.inner = tokenizer.base
-        appended = (tokenizer.id_of(GMASK), tokenizer.id_of(BOS)) if tokenizer.add_special_tokens else ()
-        self.appended = appended
 
     def apply(self, text: str) -> str:
         return self._tokenizer.preprocess(text).text
