@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("-o", "--output", required=True, metavar="NAME", help="output name (NAME.tiktoken, NAME.json)")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N", help="ids wanted, special tokens included")
     p.add_argument("--pattern", default="cl100k", metavar="PRESET|REGEX",
-                   help=f"split pattern: {', '.join(PRESETS)} or a regex (default cl100k)")
+                   help=f"split pattern: {', '.join(PRESETS)} or a regex (default cl100k); none: each line is a chunk")
     p.add_argument("--include", action="append", default=[], metavar="GLOB",
                    help="only files matching (repeatable)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
