@@ -114,6 +114,33 @@ def test_json_summary_sample_and_outputs(capsys, tmp_path, vocab):
     assert code == 1 and err.startswith("tokviz: error: --per-example") and err.count("\n") == 1
 
 
+def test_scripts_are_what_stats_gives_for_the_same_texts(capsys, tmp_path, vocab):
+    korean, english = sample_text("korean.txt")[:400], sample_text("english.txt")[:400]
+    chat = [{"role": "user", "content": english}, {"role": "assistant", "content": "네 😀"}]
+    rows = [{"text": korean}, {"messages": chat}]
+    data = tmp_path / "mixed.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    specs = ["cl100k_base", "qwen"]
+    code, out, err = run(capsys, "dataset", str(data), "-t", specs[0], "-t", specs[1], "--scripts", "--json", "-",
+                         "--jobs", "2")
+    assert code == 0, err
+    got = {(r["tokenizer"], r["script"]): r for r in json.loads(out)["scripts"]}
+    # the texts and message contents, each a file of its own: stats sums their attributions
+    for i, text in enumerate([korean, english, "네 😀"]):
+        (tmp_path / "alone").mkdir(exist_ok=True)
+        (tmp_path / "alone" / f"{i}.txt").write_text(text, encoding="utf-8", newline="")
+    code, out, err = run(capsys, "stats", str(tmp_path / "alone"), "-t", specs[0], "-t", specs[1], "--json", "-")
+    assert code == 0, err
+    expected = {(r["tokenizer"], r["script"]): r for r in json.loads(out)["scripts"]}
+    assert set(got) == set(expected) and {s for _, s in got} >= {"hangul", "latin", "emoji"}
+    for key, row in expected.items():
+        assert got[key]["chars"] == row["chars"] and got[key]["tokens"] == pytest.approx(row["tokens"]), key
+    code, out, _ = run(capsys, "dataset", str(data), "-t", "cl100k_base", "--scripts", "--jobs", "1")
+    assert code == 0 and "tokens per script" in out and "hangul" in out
+    code, out, _ = run(capsys, "dataset", str(data), "-t", "cl100k_base", "--jobs", "1")
+    assert code == 0 and "tokens per script" not in out
+
+
 def test_a_corrupt_parquet_file_is_named(capsys, tmp_path):
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"PAR1 not really")

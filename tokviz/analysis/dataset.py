@@ -7,7 +7,10 @@ line, a row without the field, a conversation a template rejects). A text is cou
 encode` counts it (no special-token parsing: `Tokenizer.encode_ordinary_batch`); a conversation
 as `tokviz chat` does (`analysis.chat`: rendered, special tokens parsed only where the template
 wrote them). `DatasetSummary` folds the counts into per-tokenizer figures (percentiles, cost,
-room in a context) and the examples where the tokenizers disagree most.
+room in a context) and the examples where the tokenizers disagree most. With `scripts`, each
+example also says which writing systems its tokens are spent on, as `tokviz stats` does
+(`analysis.attribution`): a text's tokens, and a conversation's message contents each encoded
+alone (the template's own tokens are its overhead, not a script's).
 
 Work goes to `jobs` spawned worker processes (spawned, not forked: the GUI's process runs Qt
 threads), one shard (a file, a Parquet row group, a byte range of a big JSONL file) per task, so
@@ -53,6 +56,7 @@ class DatasetOptions:
     template_kwargs: Mapping[str, Any] = field(default_factory=dict)
     field: str | None = None
     jobs: int = 1
+    scripts: bool = False  # also the tokens per script (needs every token's span: slower)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,10 @@ class ExampleCount:
     overhead: tuple[int, ...] | None = None
     #: special-token text in message content, per tokenizer: `Finding.describe` lines
     findings: tuple[tuple[str, ...], ...] = ()
+    #: with `DatasetOptions.scripts`: characters per class of `SCRIPTS`, then for each tokenizer
+    #: its tokens spread over those classes (`attribution.attribute_tokens`)
+    script_chars: tuple[int, ...] = ()
+    script_tokens: tuple[tuple[float, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,13 +112,32 @@ class Counter:
         per_tok = [t.encode_ordinary_batch([r.text or "" for _, r in texts]) for t in self.tokenizers]
         for j, (i, r) in enumerate(texts):
             out[i] = ExampleCount(first + i, r.source, False, len(r.text or ""),
-                                  tuple(len(ids[j]) for ids in per_tok))
+                                  tuple(len(ids[j]) for ids in per_tok), **self.scripts([r.text or ""]))
         for i, record in enumerate(records):
             if isinstance(record, Skip):
                 out[i] = record
             elif record.is_chat:
                 out[i] = self.count_chat(record, first + i)
         return [o for o in out if o is not None]
+
+    def scripts(self, texts: Sequence[str]) -> dict[str, Any]:
+        """`ExampleCount`'s script fields for `texts` (none unless `options.scripts`)."""
+        if not self.options.scripts:
+            return {}
+        from tokviz.analysis.attribution import add_share_counts, share_counts, share_weights
+        from tokviz.core.scripts import SCRIPTS, char_classes
+
+        chars = np.zeros(len(SCRIPTS), dtype=np.int64)
+        shares = [np.zeros((len(SCRIPTS), 1), dtype=np.int64) for _ in self.tokenizers]
+        for text in texts:
+            if not text:
+                continue
+            classes = char_classes(text)
+            chars += np.bincount(classes, minlength=len(SCRIPTS))
+            for k, tokenizer in enumerate(self.tokenizers):
+                shares[k] = add_share_counts(shares[k], share_counts(text, tokenizer.encode_columns(text), classes))
+        return {"script_chars": tuple(chars.tolist()),
+                "script_tokens": tuple(tuple(share_weights(s).tolist()) for s in shares)}
 
     def count_chat(self, example: Example, index: int) -> ExampleCount | Skip:
         """A conversation's count per tokenizer, exactly `tokviz chat`'s total.
@@ -157,7 +184,8 @@ class Counter:
             overheads.append(overhead)
             findings.append(notes)
         chars = sum(map(len, contents))
-        return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings))
+        return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings),
+                            **self.scripts(contents))
 
     def _suspicious(self, k: int, rendered: Rendered, contents: Sequence[str]) -> bool:
         """Content that may give a finding (`analysis.chat._findings`): a special token's text, or
@@ -293,7 +321,7 @@ def _reindex(r: ExampleCount, index: int) -> ExampleCount:
 
 
 def _fields(r: ExampleCount) -> tuple[Any, ...]:
-    return (r.index, r.source, r.chat, r.chars, r.tokens, r.overhead, r.findings)
+    return (r.index, r.source, r.chat, r.chars, r.tokens, r.overhead, r.findings, r.script_chars, r.script_tokens)
 
 
 def _pool(options: DatasetOptions) -> cf.ProcessPoolExecutor:
@@ -436,6 +464,8 @@ class DatasetSummary:
         self.skips: list[Skip] = []
         self.skipped = 0
         self._disagree: list[tuple[float, int, Disagreement]] = []
+        self.script_chars: np.ndarray | None = None  # with DatasetOptions.scripts: chars per class
+        self.script_tokens: np.ndarray | None = None  # and tokens per tokenizer and class
 
     def add(self, result: ExampleCount | Skip, *, keep_skips: int = 1000) -> None:
         if isinstance(result, Skip):
@@ -446,6 +476,12 @@ class DatasetSummary:
         self.chars += result.chars
         for k, n in enumerate(result.tokens):
             self.counts[k].append(n)
+        if result.script_chars:
+            if self.script_chars is None or self.script_tokens is None:
+                self.script_chars = np.zeros(len(result.script_chars), dtype=np.int64)
+                self.script_tokens = np.zeros((len(self.names), len(result.script_chars)))
+            self.script_chars += result.script_chars
+            self.script_tokens += result.script_tokens
         if result.overhead is not None:
             self.chats += 1
             for k, n in enumerate(result.overhead):
@@ -504,6 +540,21 @@ class DatasetSummary:
                                "tokens": dict(zip(self.names, d.tokens))} for d in self.disagreements()],
             "findings": [{"example": i, "source": s, "tokenizer": t, "note": n} for i, s, t, n in self.findings],
             "skips": [{"source": s.source, "reason": s.reason} for s in self.skips],
+            **({"scripts": self.script_rows()} if self.script_chars is not None else {}),
         }
+
+    def script_rows(self) -> list[dict[str, Any]]:
+        """One row per tokenizer and script present, as `tokviz stats --json` gives them:
+        `{tokenizer, script, chars, tokens, tokens_per_char}`."""
+        from tokviz.core.scripts import SCRIPTS
+
+        if self.script_chars is None or self.script_tokens is None:
+            return []
+        return [
+            {"tokenizer": name, "script": script, "chars": int(self.script_chars[c]),
+             "tokens": float(self.script_tokens[k, c]),
+             "tokens_per_char": float(self.script_tokens[k, c]) / int(self.script_chars[c])}
+            for k, name in enumerate(self.names) for c, script in enumerate(SCRIPTS) if self.script_chars[c]
+        ]
 
 

@@ -2,7 +2,8 @@
 
     tokviz dataset PATH... -t SPEC... [--field NAME] [--limit N | --sample N --seed S]
                    [--context N] [--price SPEC=USD_PER_MTOK ...] [--template FILE|NAME]
-                   [--per-example FILE.csv|.parquet|.jsonl] [--json FILE|-] [--strict] [--jobs N]
+                   [--scripts] [--per-example FILE.csv|.parquet|.jsonl] [--json FILE|-] [--strict]
+                   [--jobs N]
 
 Conversations are rendered with each tokenizer's own chat template, as `tokviz chat` renders
 them; texts are counted as `tokviz encode` counts them. The work is `tokviz.analysis.dataset`'s;
@@ -47,6 +48,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--generation-prompt", action="store_true", help="end each chat with the assistant's turn opened")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="variables",
                    help="a template variable, as for `tokviz chat`; repeatable")
+    p.add_argument("--scripts", action="store_true",
+                   help="also the tokens per script (Latin, Han, Hangul, ...), as tokviz stats gives them; slower")
     p.add_argument("--per-example", metavar="FILE", help="one row per example: .csv, .parquet or .jsonl")
     p.add_argument("--json", metavar="FILE|-", help="write the summary as JSON")
     p.add_argument("--strict", action="store_true", help="stop at the first record that cannot be counted")
@@ -78,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise CliError(f"--set {e}") from None
     options = DatasetOptions(specs, template=args.template, generation_prompt=args.generation_prompt,
-                             template_kwargs=variables, field=args.field, jobs=args.jobs)
+                             template_kwargs=variables, field=args.field, jobs=args.jobs,
+                             scripts=args.scripts)
     summary = DatasetSummary(names, context=None if args.context is None else _positive(args.context, "--context"),
                              prices=parse_prices(args.price, dict(zip(specs, tokenizers))))
     limit = None if args.limit is None else _positive(args.limit, "--limit")
@@ -180,6 +184,14 @@ def print_report(out: TextIO, summary: DatasetSummary) -> None:
         out.write(table(["example", "where", *summary.names, "spread"],
                         [[str(d.index), d.source, *(f"{n:,}" for n in d.tokens), f"{d.spread:.2f}"]
                          for d in disagreements]))
+    if summary.script_chars is not None:
+        out.write("\ntokens per script (tokens/char), texts and message contents\n")
+        cells = {(r["script"], r["tokenizer"]): r for r in summary.script_rows()}
+        scripts = list(dict.fromkeys(script for script, _ in cells))
+        out.write(table(["script", "chars", *summary.names], [
+            [s, f"{cells[s, summary.names[0]]['chars']:,}",
+             *(f"{cells[s, n]['tokens']:,.1f} ({cells[s, n]['tokens_per_char']:.2f})" for n in summary.names)]
+            for s in scripts]))
     if summary.findings:
         out.write("\nspecial-token text in message content\n")
         for index, source, name, note in summary.findings:
