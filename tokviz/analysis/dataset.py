@@ -33,7 +33,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -107,18 +107,32 @@ class Counter:
         return self._templates[k]
 
     def count(self, records: Sequence[Record], first: int) -> list[ExampleCount | Skip]:
-        out: list[ExampleCount | Skip | None] = [None] * len(records)
-        texts = [(i, r) for i, r in enumerate(records) if isinstance(r, Example) and not r.is_chat]
-        per_tok = [t.encode_ordinary_batch([r.text or "" for _, r in texts]) for t in self.tokenizers]
-        for j, (i, r) in enumerate(texts):
-            out[i] = ExampleCount(first + i, r.source, False, len(r.text or ""),
-                                  tuple(len(ids[j]) for ids in per_tok), **self.scripts([r.text or ""]))
-        for i, record in enumerate(records):
+        """Count a batch of records: every ordinary text the batch needs, in every tokenizer, goes
+        to the library's batch encoder in one call (a call per conversation would spend more on
+        the encoder's threads than on encoding)."""
+        batches: list[list[str]] = [[] for _ in self.tokenizers]  # per tokenizer: texts to count
+        plans: list[Skip | _ChatPlan | tuple[int, ...]] = []
+        for record in records:
             if isinstance(record, Skip):
-                out[i] = record
+                plans.append(record)
             elif record.is_chat:
-                out[i] = self.count_chat(record, first + i)
-        return [o for o in out if o is not None]
+                plans.append(self._plan_chat(record, batches))
+            else:
+                plans.append(tuple(_add(batch, [record.text or ""]) for batch in batches))
+        lengths = self._lengths(batches)
+        out: list[ExampleCount | Skip] = []
+        for i, (record, plan) in enumerate(zip(records, plans)):
+            if isinstance(plan, Skip):  # the record's own, or its conversation's
+                out.append(plan)
+                continue
+            example = cast(Example, record)
+            if isinstance(plan, tuple):
+                text = example.text or ""
+                out.append(ExampleCount(first + i, example.source, False, len(text),
+                                        tuple(n[at] for n, at in zip(lengths, plan)), **self.scripts([text])))
+            else:
+                out.append(self._chat_count(example, first + i, plan, lengths))
+        return out
 
     def scripts(self, texts: Sequence[str]) -> dict[str, Any]:
         """`ExampleCount`'s script fields for `texts` (none unless `options.scripts`)."""
@@ -140,7 +154,20 @@ class Counter:
                 "script_tokens": tuple(tuple(share_weights(s).tolist()) for s in shares)}
 
     def count_chat(self, example: Example, index: int) -> ExampleCount | Skip:
-        """A conversation's count per tokenizer, exactly `tokviz chat`'s total.
+        """A conversation's count per tokenizer, exactly `tokviz chat`'s total (see `_plan_chat`)."""
+        batches: list[list[str]] = [[] for _ in self.tokenizers]
+        plan = self._plan_chat(example, batches)
+        if isinstance(plan, Skip):
+            return plan
+        return self._chat_count(example, index, plan, self._lengths(batches))
+
+    def _lengths(self, batches: list[list[str]]) -> list[list[int]]:
+        """Each tokenizer's token count of each text of its batch, by the library's batch encoder."""
+        return [[len(ids) for ids in tokenizer.encode_ordinary_batch(batch)] if batch else []
+                for tokenizer, batch in zip(self.tokenizers, batches)]
+
+    def _plan_chat(self, example: Example, batches: list[list[str]]) -> Skip | _ChatPlan:
+        """How each tokenizer counts a conversation, its texts put in `batches` to be counted.
 
         The prompt is rendered once per distinct template and cut into the template's special
         tokens and the ordinary text between them, which the library's batch encoder counts: the
@@ -156,7 +183,7 @@ class Counter:
             return Skip(example.source, str(e))
         contents = [c for m in messages if isinstance(c := m.get("content"), str)]
         renders: dict[tuple[Any, ...], Rendered] = {}
-        totals, overheads, findings = [], [], []
+        plans: list[_Plan] = []
         for k, tokenizer in enumerate(self.tokenizers):
             template = self.template(k)
             key = (template.source, tuple(sorted(template.special_strings.items())))
@@ -167,25 +194,32 @@ class Counter:
                         **dict(self.options.template_kwargs),
                     )
                 rendered = renders[key]
-                notes: tuple[str, ...] = ()
                 if sanitize(rendered.text) != rendered.text or self._suspicious(k, rendered, contents):
                     analysis = analyze_chat(
                         tokenizer, template, messages, tools=example.tools,
                         add_generation_prompt=self.options.generation_prompt,
                         template_kwargs=self.options.template_kwargs,
                     )
-                    total, overhead = analysis.total, analysis.overhead
                     notes = tuple(f.describe(tokenizer.name) for f in analysis.findings if f.message is not None)
+                    plans.append(_Plan(analysis.total, analysis.overhead, notes))
                 else:
-                    total, overhead = _count_rendered(tokenizer, rendered)
+                    trusted, ordinary, pieces = _rendered_parts(tokenizer, rendered)
+                    start = _add(batches[k], ordinary)
+                    _add(batches[k], pieces)
+                    plans.append(_Plan(trusted, trusted, (), start, len(ordinary), len(pieces)))
             except ChatTemplateError as e:
                 return Skip(example.source, f"{self.options.specs[k]}'s template rejects it: {e}")
-            totals.append(total)
-            overheads.append(overhead)
-            findings.append(notes)
-        chars = sum(map(len, contents))
-        return ExampleCount(index, example.source, True, chars, tuple(totals), tuple(overheads), tuple(findings),
-                            **self.scripts(contents))
+        return _ChatPlan(plans, contents)
+
+    def _chat_count(self, example: Example, index: int, chat: _ChatPlan, lengths: list[list[int]]) -> ExampleCount:
+        plans, contents = chat.plans, chat.contents
+        totals, overheads = [], []
+        for plan, n in zip(plans, lengths):
+            a, b = plan.start, plan.start + plan.ordinary
+            totals.append(plan.total + sum(n[a:b]))
+            overheads.append(plan.overhead + sum(n[b : b + plan.pieces]))
+        return ExampleCount(index, example.source, True, sum(map(len, contents)), tuple(totals), tuple(overheads),
+                            tuple(plan.notes for plan in plans), **self.scripts(contents))
 
     def _suspicious(self, k: int, rendered: Rendered, contents: Sequence[str]) -> bool:
         """Content that may give a finding (`analysis.chat._findings`): a special token's text, or
@@ -202,10 +236,37 @@ class Counter:
         return False
 
 
-def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> tuple[int, int]:
-    """(`len(tokenizer.encode_trusted(text, trusted_special_spans(...)))`, the template's own
-    tokens), by the batch encoder: the prompt's ordinary segments, and the template's text
-    pieces each counted alone, in one call."""
+@dataclass(frozen=True)
+class _Plan:
+    """One tokenizer's count of a conversation: `total` and `overhead` so far, plus the counts of
+    the `ordinary` texts from `start` in its batch (the prompt's) and the `pieces` after them
+    (the template's own text)."""
+
+    total: int
+    overhead: int
+    notes: tuple[str, ...]
+    start: int = 0
+    ordinary: int = 0
+    pieces: int = 0
+
+
+@dataclass(frozen=True)
+class _ChatPlan:
+    plans: list[_Plan]  # one per tokenizer
+    contents: list[str]  # the messages' content
+
+
+def _add(batch: list[str], texts: Sequence[str]) -> int:
+    """Put `texts` at the end of `batch`; where they start."""
+    start = len(batch)
+    batch.extend(texts)
+    return start
+
+
+def _rendered_parts(tokenizer: Tokenizer, rendered: Rendered) -> tuple[int, list[str], list[str]]:
+    """A rendered prompt as `(control tokens, ordinary segments, template text pieces)`: its
+    count is `len(tokenizer.encode_trusted(text, trusted_special_spans(...)))` = the control
+    tokens + the segments' counts; its template overhead the control tokens + the pieces'."""
     text = rendered.text
     trusted = trusted_special_spans(tokenizer, rendered)
     ordinary = [text[a:b] for a, b, special in tokenizer.split_special_at(text, trusted) if special is None]
@@ -221,8 +282,7 @@ def _count_rendered(tokenizer: Tokenizer, rendered: Rendered) -> tuple[int, int]
             span = next(spans, None)
         if pos < end:
             pieces.append(text[pos:end])
-    counts = list(map(len, tokenizer.encode_ordinary_batch(ordinary + pieces)))
-    return len(trusted) + sum(counts[:len(ordinary)]), len(trusted) + sum(counts[len(ordinary):])
+    return len(trusted), ordinary, pieces
 
 
 _WORKER: Counter | None = None

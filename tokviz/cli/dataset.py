@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
                              scripts=args.scripts)
     summary = DatasetSummary(names, context=None if args.context is None else _positive(args.context, "--context"),
                              prices=parse_prices(args.price, dict(zip(specs, tokenizers))))
+    local = tokenizers if args.jobs == 1 else None
+    if local is None:  # the workers load their own: this process needs only the names
+        del tokenizers
+        _give_back_memory()
     limit = None if args.limit is None else _positive(args.limit, "--limit")
     sample = None if args.sample is None else _positive(args.sample, "--sample")
     writer = PerExampleWriter(args.per_example, names) if args.per_example else None
@@ -93,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     ok = False
     try:
         for result in count_dataset(args.paths, options, limit=limit, sample=sample, seed=args.seed,
-                                    progress=meter, cancel=threading.Event(), tokenizers=tokenizers):
+                                    progress=meter, cancel=threading.Event(), tokenizers=local):
             if isinstance(result, Skip):
                 bar.close()
                 if args.strict:
@@ -124,6 +128,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"tokviz: wrote {args.json}", file=sys.stderr)
     print_report(sys.stdout, summary)
     return 0
+
+
+def _give_back_memory() -> None:
+    """Free what the vocabularies held (loaded here to check the specs and name the columns)."""
+    import gc
+
+    from tokviz.core.heap import trim_heap
+
+    gc.collect()
+    trim_heap()
 
 
 def _positive(value: str, what: str) -> int:
