@@ -130,10 +130,15 @@ def test_a_failed_second_save_leaves_the_first_pair_byte_identical(tmp_path: Pat
     import sys
 
     first = train_texts(TRAINING, vocab_size=300, pattern="cl100k", special_tokens=["<|endoftext|>"])
-    second = train_texts(TRAINING * 2, vocab_size=320, pattern="none", special_tokens=["<|endoftext|>"])
+    second = train_texts(TRAINING * 2, vocab_size=600, pattern="none", special_tokens=["<|endoftext|>"])
+    (tmp_path / "sizes").mkdir()
+    ranks, side = (path.stat().st_size for path in save(second, tmp_path / "sizes" / "v"))
+    assert side > ranks  # so that a limit between them fails the sidecar's write alone
+    (tmp_path / "v").mkdir()
+    tmp_path = tmp_path / "v"
     save(first, tmp_path / "v")
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    limit = (tmp_path / "v.tiktoken").stat().st_size + 200  # room for the ranks, not the sidecar
+    limit = (ranks + side) // 2  # room for the ranks, not the sidecar
     out = subprocess.run([sys.executable, "-c", SAVE_UNDER_LIMIT, str(tmp_path / "v"), str(limit)],
                          input=pickle.dumps(second), capture_output=True)
     assert out.stdout.decode().strip() == f"cannot save {tmp_path / 'v.json'}: File too large; nothing was changed"

@@ -78,9 +78,24 @@ def save(result: TrainingResult, name: str | os.PathLike[str], *, hf_json: bool 
     files = [(ranks_path, ranks)]
     if hf_text is not None:
         files.append((hf_path, hf_text.encode("utf-8")))
-    files.append((sidecar_path, json.dumps(meta, ensure_ascii=False, indent=1).encode("utf-8")))
+    files.append((sidecar_path, _sidecar_text(meta).encode("utf-8")))
     write_files_atomic(files)
     return [path for path, _ in files]
+
+
+def _sidecar_text(meta: dict[str, Any]) -> str:
+    """The sidecar's JSON: a key a line, each value on its line whole. (`indent` would put every
+    number of the merges on a line of its own, and makes `json` use its pure-Python encoder,
+    which takes longer than the rest of the save.)
+
+    >>> print(_sidecar_text({"name": "v", "merges": [[97, 97, 4]]}))
+    {
+     "name": "v",
+     "merges": [[97, 97, 4]]
+    }
+    """
+    lines = (f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}" for key, value in meta.items())
+    return "{\n" + ",\n".join(lines) + "\n}"
 
 
 def trained_tokenizer(result: TrainingResult, *, num_merges: int | None = None) -> TiktokenTokenizer:
