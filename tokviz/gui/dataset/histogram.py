@@ -113,7 +113,7 @@ class LengthHistogram(QWidget):
             return
         y_ticks = nice_ticks(data.peak, 4)
         left = 10 + fm.horizontalAdvance(_label(y_ticks[-1]))
-        plot = QRectF(left + 6, line + 8, self.width() - left - 20, self.height() - 2.6 * line - 14)
+        plot = QRectF(left + 6, line + 8, self.width() - left - 20, self.height() - 3 * line - 16)
         if plot.width() < 40 or plot.height() < 30:
             painter.end()
             return

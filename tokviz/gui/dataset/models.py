@@ -4,6 +4,7 @@ a million rows is a million indices, not a million items)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from tokviz.gui.dataset.run import ExampleTable
 from tokviz.gui.widgets.charts import SERIES_COLORS
 
 OVER_COLOR = QColor("#fde2e2")
+_WHERE = re.compile(r":((?:line|row|byte) \d+)$")  # a record's place after its file's path
 FINDING_COLOR = QColor("#b45309")
 
 #: the summary's columns: (header, key of `TokenizerSummary.to_dict()`, format)
@@ -118,10 +120,13 @@ class ExampleModel(QAbstractTableModel):
         self.spread = np.zeros(0)
         self.limit: int | None = None
         self.sorted_by: tuple[int, Qt.SortOrder] = (-1, Qt.SortOrder.AscendingOrder)
+        self.one_file = False  # every example from one file: "where" is the line or row alone
 
     def set_table(self, table: ExampleTable) -> None:
         self.beginResetModel()
         self.table = table
+        files = {source[:m.start()] if (m := _WHERE.search(source)) else source for source in table.sources}
+        self.one_file = len(files) == 1
         self.spread = table.spread
         self.order = np.arange(len(table), dtype=np.int64)
         self.endResetModel()
@@ -181,7 +186,7 @@ class ExampleModel(QAbstractTableModel):
             if column == 0:
                 return f"{int(t.index[row]):,}"
             if column == 1:
-                return _short_source(t.sources[row])
+                return _short_source(t.sources[row], self.one_file)
             if column == 2:
                 return t.previews[row]
             if 0 <= k < len(t.names):
@@ -232,10 +237,16 @@ class ExampleModel(QAbstractTableModel):
         self.layoutChanged.emit()
 
 
-def _short_source(source: str) -> str:
-    """`/long/path/train.jsonl:line 3` -> `train.jsonl:line 3`."""
-    path, sep, where = source.rpartition(":")
-    if not sep:
-        path, where = source, ""
+def _short_source(source: str, one_file: bool = False) -> str:
+    """Where an example is, short: the file's name and the line or row, or the line or row alone
+    when every example is from one file.
+
+    >>> _short_source("/data/train.jsonl:line 3"), _short_source("/data/train.jsonl:line 3", True)
+    ('train.jsonl:line 3', 'line 3')
+    """
+    found = _WHERE.search(source)
+    path, where = (source[:found.start()], found.group(1)) if found else (source, "")
+    if one_file and where:
+        return where
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     return f"{name}:{where}" if where else name

@@ -144,6 +144,7 @@ class DatasetPanel(QWidget):
         self.summary_view = QTableView()
         self.summary_view.setModel(self.summary_model)
         self.summary_view.verticalHeader().hide()
+        self.summary_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         self.summary_view.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.summary_view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.summary_view.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
