@@ -184,6 +184,7 @@ def test_the_path_context_and_sort_are_remembered(qtbot, settings, dataset_file)
     assert restored.path.text() == str(dataset_file) and restored.field.text() == "messages"
     assert restored.context.value() == 4096 and restored.histogram.limit == 4096
     assert restored.sort.currentText() == "most findings"
+    assert str(dataset_file) in restored.state.text() and restored.result is None  # counted when asked
     again.shutdown()
 
 
@@ -201,3 +202,18 @@ def test_the_dataset_option_opens_the_tab_and_counts(qtbot, tmp_path, dataset_fi
     missing = parse_args(["-t", SPECS[0], "--no-restore", "--settings", settings, "--dataset", str(tmp_path / "no")])
     with pytest.raises(OptionError, match="--dataset"):
         window_from_args(missing)
+
+
+def test_a_model_without_a_chat_template_asks_for_one_and_counts_with_it(qtbot, make_window, dataset_file):
+    """The trained vocabulary a fresh machine has carries no chat template: the tab says to choose
+    one, and counts the conversations with the one chosen, as `--template chatml` does."""
+    window = make_window(("tokviz-samples",), text="x")
+    window.set_mode("dataset")
+    panel = window.dataset_panel
+    run_panel(qtbot, panel, dataset_file, jobs=2)
+    assert panel.result is None and panel.error is not None
+    assert panel.error.startswith("tokviz-samples carries no chat template: choose a template beside Count")
+    panel.template.setCurrentText("chatml")
+    run_panel(qtbot, panel, dataset_file)
+    assert panel.error is None and not panel.error_label.isVisible()
+    assert panel.result.summary.chats == 3 and panel.result.request.template == "chatml"

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tokviz.analysis.chat_sources import BUILTIN
+from tokviz.analysis.chat_sources import BUILTIN, TemplateSourceError
 from tokviz.core.records import Example, Skip
 from tokviz.gui.dataset.histogram import LengthHistogram, histogram
 from tokviz.gui.dataset.models import ExampleModel, SummaryModel
@@ -260,7 +260,12 @@ class DatasetPanel(QWidget):
         self.show_result(result)
 
     def _on_error(self, error: object) -> None:
-        self._show_error(message_of(error) if isinstance(error, BaseException) else str(error))
+        text = message_of(error) if isinstance(error, BaseException) else str(error)
+        if isinstance(error, TemplateSourceError):  # "pass --template FILE or ...": the CLI's words
+            text = text.split(": pass --template", 1)[0] + ": choose a template beside Count"
+            if (builtins := sorted(BUILTIN)):
+                text += f" ({', '.join(builtins)})"
+        self._show_error(text)
         self.state.setText("nothing counted")
 
     def _on_aborted(self) -> None:
@@ -365,6 +370,8 @@ class DatasetPanel(QWidget):
         self.field.setText(field if isinstance(field, str) else "")
         if isinstance(template, str) and (i := self.template.findText(template)) >= 0:
             self.template.setCurrentIndex(i)
+        if self.path.text():
+            self.state.setText(f"Count (or Enter in the path) counts {self.path.text()} in each pane's tokenizer.")
         if s.contains("dataset/context"):
             self.context.setValue(_as_int(s.value("dataset/context", 0)))
         sort = s.value("dataset/sort", "")
