@@ -266,7 +266,7 @@ class DatasetPanel(QWidget):
             if (builtins := sorted(BUILTIN)):
                 text += f" ({', '.join(builtins)})"
         self._show_error(text)
-        self.state.setText("nothing counted")
+        self.state.setText("nothing counted" + (" · the tables show the last run" if self.result else ""))
 
     def _on_aborted(self) -> None:
         p = self.last_progress

@@ -183,7 +183,9 @@ def count(request: DatasetRequest, cancel: threading.Event,
     seconds = time.monotonic() - start
     cancelled = cancel.is_set()
     if not summary.examples and not cancelled:
-        raise ValueError(f"no examples to count ({summary.skipped:,} skipped)")
+        why = f": {summary.skips[0]}" if summary.skips else ""
+        more = f" (and {summary.skipped - 1:,} more skipped)" if summary.skipped > 1 else ""
+        raise ValueError(f"no examples to count{why}{more}")
     return DatasetResult(request, builder.table(), summary, seconds, cancelled)
 
 
