@@ -255,15 +255,17 @@ def count_dataset(
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     tokenizers: Sequence[Tokenizer] | None = None,
+    shard_bytes: int = SHARD_BYTES,
 ) -> Iterator[ExampleCount | Skip]:
     """Count every example of `paths` in every tokenizer; results in input order, as they come.
 
     `tokenizers` (already loaded, for `options.specs`) are used when counting in this process
-    (`jobs` 1). Stops quietly, between shards, when `cancel` is set. Raises `TemplateSourceError`
-    when a conversation meets a tokenizer without a chat template.
+    (`jobs` 1). Stops quietly when `cancel` is set, leaving the shards being counted. Raises `TemplateSourceError`
+    when a conversation meets a tokenizer without a chat template. `shard_bytes`: the size of a
+    big JSONL file's byte ranges; smaller ones report progress more often (a window's progress bar).
     """
     paths = list(paths)
-    shards = list_shards(paths, split_bytes=SHARD_BYTES)
+    shards = list_shards(paths, split_bytes=shard_bytes)
     sizes = [_shard_bytes(s) for s in shards]
     state = Progress(0, 0, 0, sum(sizes))
     local = Counter(options, tokenizers) if options.jobs <= 1 else None
