@@ -153,6 +153,7 @@ def test_cancel_stops_the_worker_processes_mid_shard(qtbot, window, tmp_path):
     (folder / "b.jsonl").write_text((row + "\n") * 6000, encoding="utf-8")  # ~12 MB: one shard
     panel = window.dataset_panel
     panel.jobs = 2
+    panel.shard_bytes = 64 << 20  # b.jsonl whole in one worker
     assert panel.start() is False  # no path yet
     panel.path.setText(str(folder))
     assert panel.start()
@@ -217,3 +218,30 @@ def test_a_model_without_a_chat_template_asks_for_one_and_counts_with_it(qtbot, 
     run_panel(qtbot, panel, dataset_file)
     assert panel.error is None and not panel.error_label.isVisible()
     assert panel.result.summary.chats == 3 and panel.result.request.template == "chatml"
+
+
+def test_a_big_jsonl_file_is_counted_in_byte_ranges_with_its_lines_named(qtbot, window, tmp_path, capsys):
+    """Cut into 1 MB ranges (every worker counts, the progress moves), a file's counts are still the
+    CLI's, and each example is named by its line, not by the byte its range starts at."""
+    texts = [sample_text(n) for n in ("english.txt", "korean.txt", "japanese.txt", "python_code.py")]
+    path = tmp_path / "big.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for i in range(1600):
+            f.write(json.dumps({"text": texts[i % 4][: 200 + i % 1500]}, ensure_ascii=False) + "\n")
+    assert path.stat().st_size > 2 << 20
+    panel = window.dataset_panel
+    reports = []
+    panel.jobs = 2
+    panel.path.setText(str(path))
+    with qtbot.waitSignal(panel.finished, timeout=TIMEOUT_MS):
+        panel.start()
+        panel.worker.yielded.connect(reports.append)
+    table = panel.result.table
+    assert table.sources == [f"{path}:line {i + 1}" for i in range(1600)]
+    assert reports and reports[-1].done_bytes == reports[-1].total_bytes == path.stat().st_size
+    per_example = tmp_path / "counts.csv"
+    assert main(["dataset", str(path), "-t", SPECS[0], "-t", SPECS[1], "--per-example", str(per_example)]) == 0
+    capsys.readouterr()
+    with per_example.open(encoding="utf-8") as f:
+        rows = [(int(r[SPECS[0]]), int(r[SPECS[1]])) for r in csv.DictReader(f)]
+    assert [tuple(map(int, t)) for t in table.tokens] == rows

@@ -39,6 +39,7 @@ from tokviz.core.records import Example, Skip
 from tokviz.gui.dataset.histogram import LengthHistogram, histogram
 from tokviz.gui.dataset.models import ExampleModel, SummaryModel
 from tokviz.gui.dataset.run import (
+    SHARD_BYTES,
     DatasetRequest,
     DatasetResult,
     RunProgress,
@@ -72,6 +73,7 @@ class DatasetPanel(QWidget):
         self.settings = settings
         self.specs: tuple[str, ...] = ()
         self.jobs = default_jobs()
+        self.shard_bytes = SHARD_BYTES
         self.result: DatasetResult | None = None
         self.error: str | None = None
         self.worker: Worker | None = None
@@ -203,7 +205,8 @@ class DatasetPanel(QWidget):
     def request(self) -> DatasetRequest:
         template = self.template.currentText()
         return DatasetRequest((self.path.text().strip(),), self.specs, field=self.field.text().strip() or None,
-                              template=None if template == OWN_TEMPLATE else template, jobs=self.jobs)
+                              template=None if template == OWN_TEMPLATE else template, jobs=self.jobs,
+                              shard_bytes=self.shard_bytes)
 
     def open_path(self, path: str) -> None:
         """Count `path` (a file or folder) at once."""

@@ -24,6 +24,9 @@ from tokviz.analysis.dataset import DatasetOptions, DatasetSummary, ExampleCount
 from tokviz.core.records import DatasetError, Example, Record, Skip, read_examples
 
 PREVIEW_CHARS = 90
+#: a big JSONL file's byte ranges: smaller than the CLI's (16 MB), so that a file of a few MB is
+#: still counted by every worker process and the progress bar moves
+SHARD_BYTES = 1 << 20
 REPORT_SECONDS = 0.1
 
 
@@ -36,6 +39,7 @@ class DatasetRequest:
     field: str | None = None
     template: str | None = None  # None: each model's own chat template
     jobs: int = 1
+    shard_bytes: int = SHARD_BYTES
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,8 @@ class _Builder:
         self.tokens.append(count.tokens)
         self.chars.append(count.chars)
         self.chat.append(count.chat)
-        self.sources.append(count.source)
+        # a byte range's examples are "file:byte N" in the counts; the preview's reading has the line
+        self.sources.append(record.source if isinstance(record, Example) else count.source)
         self.previews.append(preview(record) if isinstance(record, Example) else "")
         lines = tuple(f"{name}: {note}" for name, notes in zip(self.names, count.findings) for note in notes)
         self.findings.append(len(lines))
@@ -170,7 +175,8 @@ def count(request: DatasetRequest, cancel: threading.Event,
             report(RunProgress(p.examples, p.skipped, p.done_bytes, p.total_bytes, now - start))
 
     records = _records(request)
-    results = count_dataset(request.paths, options, progress=progress, cancel=cancel, tokenizers=tokenizers)
+    results = count_dataset(request.paths, options, progress=progress, cancel=cancel, tokenizers=tokenizers,
+                            shard_bytes=request.shard_bytes)
     assert isinstance(results, Generator)
     try:
         for result in results:
