@@ -80,6 +80,7 @@ class LengthHistogram(QWidget):
         self.data: Histogram | None = None
         self.colors: list[QColor] = []
         self.limit: int | None = None
+        self.note: str | None = None  # said instead of an empty chart ("counting…")
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(150)
 
@@ -91,6 +92,10 @@ class LengthHistogram(QWidget):
         n = len(data.names) if data is not None else 0
         self.colors = [QColor(colors[k] if k < len(colors) else SERIES_COLORS[k % len(SERIES_COLORS)])
                        for k in range(n)]
+        self.update()
+
+    def set_note(self, note: str | None) -> None:
+        self.note = note
         self.update()
 
     def set_limit(self, limit: int | None) -> None:
@@ -108,7 +113,8 @@ class LengthHistogram(QWidget):
         data = self.data
         if data is None or not data.counts.size:
             painter.setPen(MUTED_COLOR)
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "open a dataset to see its example lengths")
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter,
+                             self.note or "open a dataset to see its example lengths")
             painter.end()
             return
         y_ticks = nice_ticks(data.peak, 4)

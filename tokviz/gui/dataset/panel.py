@@ -237,6 +237,7 @@ class DatasetPanel(QWidget):
         self.count_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.progress.setRange(0, 0)  # busy until the first shard is counted
+        self.histogram.set_note("counting…")
         self.progress.show()
         self.state.setText(f"counting {request.paths[0]} in {len(request.specs)} tokenizer"
                            f"{'s' * (len(request.specs) != 1)}…")
@@ -279,6 +280,7 @@ class DatasetPanel(QWidget):
 
     def _on_finished(self) -> None:
         self.worker = None
+        self.histogram.set_note(None)
         self.progress.hide()
         self.count_button.setEnabled(bool(self.specs))
         self.cancel_button.setEnabled(False)
@@ -413,14 +415,16 @@ class DatasetPanel(QWidget):
 
 
 def progress_text(p: RunProgress) -> str:
-    """`12,345 examples · 40.1 of 120.0 MB · 3.2 MB/s`.
+    """`12,345 examples · 40.1 of 120.0 MB · 3.2 MB/s · about 25 s left`.
 
     >>> progress_text(RunProgress(12345, 2, 40_100_000, 120_000_000, 12.5))
-    '12,345 examples, 2 skipped · 40.1 of 120.0 MB · 3.2 MB/s'
+    '12,345 examples, 2 skipped · 40.1 of 120.0 MB · 3.2 MB/s · about 25 s left'
     """
     skipped = f", {p.skipped:,} skipped" if p.skipped else ""
+    left = (p.total_bytes - p.done_bytes) / p.rate if p.rate > 0 else None
+    eta = f" · about {left:,.0f} s left" if left is not None and p.done_bytes < p.total_bytes else ""
     return (f"{p.examples:,} examples{skipped} · {p.done_bytes / 1e6:,.1f} of {p.total_bytes / 1e6:,.1f} MB · "
-            f"{p.rate / 1e6:,.1f} MB/s")
+            f"{p.rate / 1e6:,.1f} MB/s{eta}")
 
 
 def _as_int(value: Any) -> int:
