@@ -237,7 +237,8 @@ def test_a_big_jsonl_file_is_counted_in_byte_ranges_with_its_lines_named(qtbot, 
         panel.start()
         panel.worker.yielded.connect(reports.append)
     table = panel.result.table
-    assert table.sources == [f"{path}:line {i + 1}" for i in range(1600)]
+    assert list(table.sources) == [f"{path}:line {i + 1}" for i in range(1600)]
+    assert panel.example_model.one_file and panel.example_model.index(0, 1).data().startswith("line ")
     assert reports and reports[-1].done_bytes == reports[-1].total_bytes == path.stat().st_size
     per_example = tmp_path / "counts.csv"
     assert main(["dataset", str(path), "-t", SPECS[0], "-t", SPECS[1], "--per-example", str(per_example)]) == 0
@@ -245,3 +246,18 @@ def test_a_big_jsonl_file_is_counted_in_byte_ranges_with_its_lines_named(qtbot, 
     with per_example.open(encoding="utf-8") as f:
         rows = [(int(r[SPECS[0]]), int(r[SPECS[1]])) for r in csv.DictReader(f)]
     assert [tuple(map(int, t)) for t in table.tokens] == rows
+
+
+def test_a_folder_names_each_example_by_file_and_line(qtbot, window, tmp_path):
+    folder = tmp_path / "corpus"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.jsonl").write_text('{"text": "one"}\n{"text": "two two"}\n', encoding="utf-8")
+    (folder / "sub" / "b.txt").write_text("a whole file is one example", encoding="utf-8")
+    panel = window.dataset_panel
+    run_panel(qtbot, panel, folder)
+    panel.sort.setCurrentText("input order")
+    model = panel.example_model
+    assert not model.one_file
+    assert [model.index(r, 1).data() for r in range(3)] == ["a.jsonl:line 1", "a.jsonl:line 2", "b.txt"]
+    assert [model.index(r, 2).data() for r in range(3)] == ["one", "two two", "a whole file is one example"]
+    assert list(panel.result.table.sources)[2] == str(folder / "sub" / "b.txt")

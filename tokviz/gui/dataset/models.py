@@ -4,7 +4,6 @@ a million rows is a million indices, not a million items)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,6 @@ from tokviz.gui.dataset.run import ExampleTable
 from tokviz.gui.widgets.charts import SERIES_COLORS
 
 OVER_COLOR = QColor("#fde2e2")
-_WHERE = re.compile(r":((?:line|row|byte) \d+)$")  # a record's place after its file's path
 FINDING_COLOR = QColor("#b45309")
 
 #: the summary's columns: (header, key of `TokenizerSummary.to_dict()`, format)
@@ -125,8 +123,7 @@ class ExampleModel(QAbstractTableModel):
     def set_table(self, table: ExampleTable) -> None:
         self.beginResetModel()
         self.table = table
-        files = {source[:m.start()] if (m := _WHERE.search(source)) else source for source in table.sources}
-        self.one_file = len(files) == 1
+        self.one_file = len(table.sources.files) == 1
         self.spread = table.spread
         self.order = np.arange(len(table), dtype=np.int64)
         self.endResetModel()
@@ -186,7 +183,11 @@ class ExampleModel(QAbstractTableModel):
             if column == 0:
                 return f"{int(t.index[row]):,}"
             if column == 1:
-                return _short_source(t.sources[row], self.one_file)
+                place = t.sources.place(row)
+                if self.one_file and place:
+                    return place
+                name = t.sources.file(row).replace("\\", "/").rsplit("/", 1)[-1]
+                return f"{name}:{place}" if place else name
             if column == 2:
                 return t.previews[row]
             if 0 <= k < len(t.names):
@@ -218,7 +219,7 @@ class ExampleModel(QAbstractTableModel):
         if column == self.findings_column:
             return t.findings
         if column == 2:
-            return np.array(t.previews, dtype=object)
+            return np.array(list(t.previews), dtype=object)
         return t.index
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -235,18 +236,3 @@ class ExampleModel(QAbstractTableModel):
             self.order = np.argsort(key, kind="stable").astype(np.int64)
         self.sorted_by = (column, order)
         self.layoutChanged.emit()
-
-
-def _short_source(source: str, one_file: bool = False) -> str:
-    """Where an example is, short: the file's name and the line or row, or the line or row alone
-    when every example is from one file.
-
-    >>> _short_source("/data/train.jsonl:line 3"), _short_source("/data/train.jsonl:line 3", True)
-    ('train.jsonl:line 3', 'line 3')
-    """
-    found = _WHERE.search(source)
-    path, where = (source[:found.start()], found.group(1)) if found else (source, "")
-    if one_file and where:
-        return where
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return f"{name}:{where}" if where else name

@@ -12,8 +12,10 @@ gives back counts only, and the worker processes that read the shards keep their
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
+from array import array
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +58,81 @@ class RunProgress:
         return self.done_bytes / self.seconds if self.seconds > 0 else 0.0
 
 
+class Strings:
+    """Many short strings in one UTF-8 buffer: 8 bytes of offset each rather than a Python object
+    each (a million previews were ~150 MB as `str`s).
+
+    >>> s = Strings(); s.append("héllo"); s.append(""); s.append("ok")
+    >>> len(s), s[0], s[1], s[-1], list(s)
+    (3, 'héllo', '', 'ok', ['héllo', '', 'ok'])
+    """
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._ends = array("q")
+
+    def append(self, text: str) -> None:
+        self._data += text.encode("utf-8", "surrogatepass")
+        self._ends.append(len(self._data))
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def __getitem__(self, i: int) -> str:
+        if i < 0:
+            i += len(self._ends)
+        start = self._ends[i - 1] if i else 0  # IndexError from the array past the end
+        return self._data[start:self._ends[i]].decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+
+_PLACE = re.compile(r":((?:line|row|byte) \d+)$")  # a record's place after its file's path
+
+
+class Sources:
+    """Where each example is (`file:line 3`, `file:row 7`, a text file's path), kept as a file
+    number and the place: the path is stored once per file, not once per example.
+
+    >>> s = Sources(); s.append("/d/a.jsonl:line 3"); s.append("/d/b.txt"); s.append("/d/a.jsonl:line 4")
+    >>> list(s), s.files
+    (['/d/a.jsonl:line 3', '/d/b.txt', '/d/a.jsonl:line 4'], ['/d/a.jsonl', '/d/b.txt'])
+    """
+
+    def __init__(self) -> None:
+        self.files: list[str] = []
+        self._numbers: dict[str, int] = {}
+        self._file = array("i")
+        self._place = Strings()
+
+    def append(self, source: str) -> None:
+        found = _PLACE.search(source)
+        path, place = (source[:found.start()], found.group(1)) if found else (source, "")
+        number = self._numbers.setdefault(path, len(self.files))
+        if number == len(self.files):
+            self.files.append(path)
+        self._file.append(number)
+        self._place.append(place)
+
+    def place(self, i: int) -> str:
+        """The line or row alone ("" for a whole file)."""
+        return self._place[i]
+
+    def file(self, i: int) -> str:
+        return self.files[self._file[i]]
+
+    def __len__(self) -> int:
+        return len(self._file)
+
+    def __getitem__(self, i: int) -> str:
+        place = self._place[i]
+        return f"{self.file(i)}:{place}" if place else self.file(i)
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+
 @dataclass
 class ExampleTable:
     """One row per counted example, in input order: its index in the input, where it is, a
@@ -67,8 +144,8 @@ class ExampleTable:
     chars: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     chat: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     findings: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # notes, all tokenizers
-    sources: list[str] = field(default_factory=list)
-    previews: list[str] = field(default_factory=list)
+    sources: Sources = field(default_factory=Sources)
+    previews: Strings = field(default_factory=Strings)
     notes: list[tuple[str, ...]] = field(default_factory=list)  # "tokenizer: finding" lines per row
 
     def __len__(self) -> int:
@@ -100,8 +177,8 @@ class _Builder:
         self.chars: list[int] = []
         self.chat: list[bool] = []
         self.findings: list[int] = []
-        self.sources: list[str] = []
-        self.previews: list[str] = []
+        self.sources = Sources()
+        self.previews = Strings()
         self.notes: list[tuple[str, ...]] = []
 
     def add(self, count: ExampleCount, record: Record | None) -> None:
