@@ -18,8 +18,9 @@ a worker reads and parses what it counts and only the counts come back; with `--
 sample is drawn here and sent in batches. Results are put back in input order; at most a few
 shards per worker are in flight, so memory is bounded by the shards, not the dataset.
 
-The caller passes `progress(Progress)` and a `threading.Event` to cancel between shards; nothing
-here draws (no Qt, no terminal).
+The caller passes `progress(Progress)` and a `threading.Event` to cancel: noticed between batches
+here and while a worker counts (its processes are then stopped, not waited for); nothing here
+draws (no Qt, no terminal).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import threading
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -302,10 +304,13 @@ def _count_shard(shard: Shard, field_: str | None) -> list[ExampleCount | Skip]:
     return _count_shard_with(_WORKER, shard, field_)
 
 
-def _count_shard_with(counter: Counter, shard: Shard, field_: str | None) -> list[ExampleCount | Skip]:
+def _count_shard_with(counter: Counter, shard: Shard, field_: str | None,
+                      cancel: threading.Event | None = None) -> list[ExampleCount | Skip]:
     out: list[ExampleCount | Skip] = []
     for records in read_shard(shard, field=field_, batch=BATCH):
         out.extend(counter.count(records, len(out)))
+        if cancel is not None and cancel.is_set():
+            break
     return out
 
 
@@ -338,25 +343,29 @@ def count_dataset(
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
     tokenizers: Sequence[Tokenizer] | None = None,
+    shard_bytes: int = SHARD_BYTES,
 ) -> Iterator[ExampleCount | Skip]:
     """Count every example of `paths` in every tokenizer; results in input order, as they come.
 
     `tokenizers` (already loaded, for `options.specs`) are used when counting in this process
-    (`jobs` 1). Stops quietly, between shards, when `cancel` is set. Raises `TemplateSourceError`
-    when a conversation meets a tokenizer without a chat template.
+    (`jobs` 1). Stops quietly when `cancel` is set, leaving the shards being counted. Raises `TemplateSourceError`
+    when a conversation meets a tokenizer without a chat template. `shard_bytes`: the size of a
+    big JSONL file's byte ranges; smaller ones report progress more often (a window's progress bar).
     """
     paths = list(paths)
-    shards = list_shards(paths, split_bytes=SHARD_BYTES)
+    shards = list_shards(paths, split_bytes=shard_bytes)
     sizes = [_shard_bytes(s) for s in shards]
     state = Progress(0, 0, 0, sum(sizes))
     local = Counter(options, tokenizers) if options.jobs <= 1 else None
     if sample is not None:
-        stream = _sampled(paths, options, local, sample, seed, limit)
+        stream = _sampled(paths, options, local, sample, seed, limit, cancel)
     else:
-        stream = _sharded(shards, sizes, options, local)
+        stream = _sharded(shards, sizes, options, local, cancel)
     index = 0
     lines = _LineFinder()
     for results, done_bytes in stream:
+        if cancel is not None and cancel.is_set():
+            return
         for r in results:
             if isinstance(r, ExampleCount):
                 if sample is None:
@@ -384,19 +393,44 @@ def _fields(r: ExampleCount) -> tuple[Any, ...]:
     return (r.index, r.source, r.chat, r.chars, r.tokens, r.overhead, r.findings, r.script_chars, r.script_tokens)
 
 
-def _pool(options: DatasetOptions) -> cf.ProcessPoolExecutor:
-    return cf.ProcessPoolExecutor(options.jobs, mp_context=multiprocessing.get_context("spawn"),
+@contextmanager
+def _pool(options: DatasetOptions, cancel: threading.Event | None) -> Iterator[cf.ProcessPoolExecutor]:
+    """The worker processes; when the run was cancelled, stopped at once rather than waited for."""
+    pool = cf.ProcessPoolExecutor(options.jobs, mp_context=multiprocessing.get_context("spawn"),
                                   initializer=_start_worker, initargs=(options,))
+    try:
+        yield pool
+    finally:
+        if cancel is not None and cancel.is_set():
+            # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
+            # (`terminate_workers`); its processes are what it would wait for
+            for process in list((getattr(pool, "_processes", None) or {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _result(future: cf.Future[list[ExampleCount | Skip]],
+            cancel: threading.Event | None) -> list[ExampleCount | Skip] | None:
+    """The future's result, or None as soon as `cancel` is set while it is being counted."""
+    if cancel is None:
+        return future.result()
+    while not cancel.is_set():
+        try:
+            return future.result(timeout=0.1)
+        except cf.TimeoutError:
+            continue
+    return None
 
 
 def _sharded(
-    shards: Sequence[Shard], sizes: Sequence[int], options: DatasetOptions, local: Counter | None
+    shards: Sequence[Shard], sizes: Sequence[int], options: DatasetOptions, local: Counter | None,
+    cancel: threading.Event | None = None,
 ) -> Iterator[tuple[list[ExampleCount | Skip], int]]:
     if local is not None:
         for shard, size in zip(shards, sizes):
-            yield _count_shard_with(local, shard, options.field), size
+            yield _count_shard_with(local, shard, options.field, cancel), size
         return
-    with _pool(options) as pool:
+    with _pool(options, cancel) as pool:
         pending: deque[tuple[cf.Future[list[ExampleCount | Skip]], int]] = deque()
         todo = iter(zip(shards, sizes))
         try:
@@ -409,30 +443,40 @@ def _sharded(
                 if not pending:
                     return
                 future, size = pending.popleft()
-                yield future.result(), size
+                results = _result(future, cancel)
+                if results is None:
+                    return
+                yield results, size
         finally:
             for future, _ in pending:
                 future.cancel()
 
 
 def _sampled(
-    paths: list[Any], options: DatasetOptions, local: Counter | None, sample: int, seed: int, limit: int | None
+    paths: list[Any], options: DatasetOptions, local: Counter | None, sample: int, seed: int, limit: int | None,
+    cancel: threading.Event | None = None,
 ) -> Iterator[tuple[list[ExampleCount | Skip], int]]:
     batches = read_examples(paths, field=options.field, sample=sample, seed=seed, limit=limit)
     if local is not None:
         for batch in batches:
             yield _with_index(local.count([r for _, r in batch], 0), batch), 0
         return
-    with _pool(options) as pool:
+    with _pool(options, cancel) as pool:
         pending: deque[tuple[cf.Future[list[ExampleCount | Skip]], list[tuple[int, Record]]]] = deque()
         for batch in batches:
             pending.append((pool.submit(_count_batch, [r for _, r in batch], 0), batch))
             if len(pending) >= 2 * options.jobs:
                 future, b = pending.popleft()
-                yield _with_index(future.result(), b), 0
+                results = _result(future, cancel)
+                if results is None:
+                    return
+                yield _with_index(results, b), 0
         while pending:
             future, b = pending.popleft()
-            yield _with_index(future.result(), b), 0
+            results = _result(future, cancel)
+            if results is None:
+                return
+            yield _with_index(results, b), 0
 
 
 def _with_index(results: list[ExampleCount | Skip], batch: list[tuple[int, Record]]) -> list[ExampleCount | Skip]:

@@ -103,6 +103,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                    help='open in Chat mode, with the conversation in MESSAGES.json ([{"role": ..., "content": ...}] '
                         'or {"messages": [...]}); without a file, with the conversation of the last run '
                         '(the example conversation the first time)')
+    p.add_argument("--dataset", metavar="PATH",
+                   help="open the Dataset tab and count PATH (a dataset file or folder) in every pane's tokenizer")
     p.add_argument("--size", default=None, metavar="WxH", type=_size, help="window size, e.g. 1400x860")
     p.add_argument("--settings", type=Path, help="an INI file for the remembered state (default: the user's)")
     p.add_argument("--no-restore", action="store_true", help="ignore the remembered panes and text")
@@ -165,7 +167,7 @@ def build_window(
 ) -> MainWindow:
     """Build (not show) the compare window. Needs a QApplication (`build_app`)."""
     window = MainWindow(settings or make_settings(), specs=list(specs or []) or None, text=text, restore=restore,
-                        chat_factory=chat_panel)
+                        chat_factory=chat_panel, dataset_factory=dataset_panel)
     if mode is not None:
         window.set_options(mode=mode)
     if policy != "none":
@@ -213,6 +215,11 @@ def _configure(window: MainWindow, args: argparse.Namespace) -> None:
         QTimer.singleShot(0, window.tools.open_overlap)  # once the window is shown, as the menu would
     if args.chat is not None:
         open_chat(window, args.chat)
+    if args.dataset is not None:
+        if not os.path.exists(args.dataset):
+            raise OptionError(f"argument --dataset: {args.dataset}: no such file or folder")
+        window.set_mode("dataset")
+        window.dataset_panel.open_path(args.dataset)
 
 
 def chat_panel(**options: Any) -> QWidget:
@@ -221,6 +228,13 @@ def chat_panel(**options: Any) -> QWidget:
     from tokviz.gui.chat.panel import ChatPanel
 
     return ChatPanel(**options)
+
+
+def dataset_panel(**options: Any) -> QWidget:
+    """The window's Dataset tab, built when it is first opened (its modules imported only then)."""
+    from tokviz.gui.dataset.panel import DatasetPanel
+
+    return DatasetPanel(**options)
 
 
 def open_chat(window: MainWindow, path: str) -> None:

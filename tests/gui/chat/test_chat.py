@@ -312,7 +312,7 @@ def test_the_window_switches_to_chat_mode_with_its_panes(make_window, qtbot, tmp
     window.set_mode("text")
     assert window.modes.currentWidget() is window.splitter
     assert window.statusBar().currentMessage().startswith("10 characters · ")  # the text's counts again
-    with pytest.raises(ValueError, match="text or chat"):
+    with pytest.raises(ValueError, match="text, chat or dataset"):
         window.set_mode("diff")
 
 

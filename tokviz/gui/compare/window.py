@@ -55,12 +55,15 @@ MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still 
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings, *, specs: list[str] | None = None,
                  text: str | None = None, restore: bool = True,
-                 chat_factory: Callable[..., Any] | None = None) -> None:
+                 chat_factory: Callable[..., Any] | None = None,
+                 dataset_factory: Callable[..., Any] | None = None) -> None:
         super().__init__()
         self.settings = settings
         # builds the Chat mode's panel (tokviz.gui.chat.panel.ChatPanel, passed in by gui.app: the
         # chat package draws with this package's views, so this package must not import it)
         self._chat_factory = chat_factory
+        # builds the Dataset tab (tokviz.gui.dataset.panel.DatasetPanel), passed in by gui.app likewise
+        self._dataset_factory = dataset_factory
         self._restore = restore
         self.options = ViewOptions()
         self.panes: list[TokenPane] = []
@@ -166,9 +169,12 @@ class MainWindow(QMainWindow):
         self.mode_tabs = QTabBar()
         self.mode_tabs.addTab("Text")
         self.mode_tabs.addTab("Chat")
+        self.mode_tabs.addTab("Dataset")
         self.mode_tabs.setToolTip("Text: how each tokenizer cuts the text · Chat: a conversation "
-                                  "through each model's chat template")
+                                  "through each model's chat template · Dataset: what a whole dataset "
+                                  "costs in each tokenizer")
         self.mode_tabs.setTabEnabled(1, self._chat_factory is not None)
+        self.mode_tabs.setTabEnabled(2, self._dataset_factory is not None)
         self.mode_tabs.currentChanged.connect(self._on_mode_tab)
         self.mode_tabs.setExpanding(False)
         self.legend = TokenLegend()
@@ -176,6 +182,7 @@ class MainWindow(QMainWindow):
         self.legend_action.setStatusTip("show how the panes draw each kind of token, beside the Text | Chat tabs")
         self.legend_action.toggled.connect(self.legend.setVisible)
         self.chat_panel: Any = None  # a ChatPanel, built the first time Chat mode is shown
+        self.dataset_panel: Any = None  # a DatasetPanel, built the first time the Dataset tab is shown
         self.modes = QStackedWidget()
         self.modes.addWidget(self.splitter)
         row = QHBoxLayout()
@@ -186,17 +193,20 @@ class MainWindow(QMainWindow):
         box.addLayout(row)
         box.addWidget(self.modes, 1)
 
+    MODES = ("text", "chat", "dataset")
+
     @property
     def mode(self) -> str:
-        return "chat" if self.mode_tabs.currentIndex() == 1 else "text"
+        return self.MODES[max(self.mode_tabs.currentIndex(), 0)]
 
     def set_mode(self, mode: str) -> None:
-        """Show the plain-text comparison ("text") or the Chat mode ("chat")."""
-        if mode not in ("text", "chat"):
-            raise ValueError(f"unknown mode {mode!r}: text or chat")
-        self.mode_tabs.setCurrentIndex(1 if mode == "chat" else 0)
+        """Show the plain-text comparison ("text"), the Chat mode ("chat") or the Dataset tab ("dataset")."""
+        if mode not in self.MODES:
+            raise ValueError(f"unknown mode {mode!r}: text, chat or dataset")
+        self.mode_tabs.setCurrentIndex(self.MODES.index(mode))
 
     def _on_mode_tab(self, index: int) -> None:
+        self.legend.setVisible(self.legend_action.isChecked())
         if index == 1 and self._chat_factory is not None:
             if self.chat_panel is None:
                 # the conversation is kept beside the settings (read back unless --no-restore)
@@ -208,9 +218,34 @@ class MainWindow(QMainWindow):
                 self.modes.addWidget(self.chat_panel)
             self.chat_panel.set_specs([p.spec for p in self.panes])
             self.modes.setCurrentWidget(self.chat_panel)
+        elif index == 2 and self._dataset_factory is not None:
+            self.modes.setCurrentWidget(self.ensure_dataset_panel())
+            self.legend.hide()  # it tells how the token views draw; the Dataset tab draws none
         else:
             self.modes.setCurrentWidget(self.splitter)
             self._show_summary()  # the status bar said the chat's counts
+
+    def ensure_dataset_panel(self) -> Any:
+        """The Dataset tab's panel, built on first use; its tokenizers are the panes'."""
+        if self.dataset_panel is None and self._dataset_factory is not None:
+            self.dataset_panel = self._dataset_factory(settings=self.settings, context_limit=self.context_limit,
+                                                       restore=self._restore)
+            self.dataset_panel.message.connect(self.show_message)
+            self.dataset_panel.open_text.connect(self._open_example_text)
+            self.dataset_panel.open_chat.connect(self._open_example_chat)
+            self.modes.addWidget(self.dataset_panel)
+        if self.dataset_panel is not None:
+            self.dataset_panel.set_specs([p.spec for p in self.panes])
+        return self.dataset_panel
+
+    def _open_example_text(self, text: str) -> None:
+        self.set_mode("text")
+        self.set_text(text)
+
+    def _open_example_chat(self, messages: list, tools: list | None) -> None:
+        self.set_mode("chat")
+        if self.chat_panel is not None:
+            self.chat_panel.set_messages(messages, tools=tools)
 
     # -- text ------------------------------------------------------------------------------
     def text(self) -> str:
@@ -372,6 +407,8 @@ class MainWindow(QMainWindow):
             pane.view.set_limit(self.context_limit)
         if self.chat_panel is not None:
             self.chat_panel.set_context_limit(self.context_limit)
+        if self.dataset_panel is not None:
+            self.dataset_panel.context.setValue(self.context_limit or 0)
         self.show_message(self.context_summary())
 
     def context_summary(self) -> str:
@@ -407,7 +444,7 @@ class MainWindow(QMainWindow):
 
     def _show_summary(self) -> None:
         """Every pane's count in the status bar, once all are current (never old and new mixed)."""
-        if self.mode == "chat":  # Chat mode has its own
+        if self.mode != "text":  # the Chat and Dataset tabs say their own
             return
         note = f" · {self._restore_note}" if self._restore_note else ""
         if not all(p.current or (p.error and not p.busy) for p in self.panes):
@@ -426,6 +463,8 @@ class MainWindow(QMainWindow):
     def _refresh_stats(self) -> None:
         if self.chat_panel is not None and self.mode == "chat":  # panes added, removed or moved
             self.chat_panel.set_specs([p.spec for p in self.panes])
+        if self.dataset_panel is not None:
+            self.dataset_panel.set_specs([p.spec for p in self.panes])
         first = self.panes[0].stats() if self.panes else None  # None while the first pane works
         for i, pane in enumerate(self.panes):
             pane.show_stats(first if i else None)
@@ -622,6 +661,8 @@ class MainWindow(QMainWindow):
         self._save_text()
         if self.chat_panel is not None:  # opened this run: its conversation is kept beside the text
             self.chat_panel.save()
+        if self.dataset_panel is not None:
+            self.dataset_panel.save()
         s.sync()
 
     def shutdown(self) -> None:
@@ -630,6 +671,8 @@ class MainWindow(QMainWindow):
         self.fetch_bar.stop()
         if self.chat_panel is not None:
             self.chat_panel.shutdown()
+        if self.dataset_panel is not None:
+            self.dataset_panel.shutdown()
         for dialog in self.findChildren(QDialog):
             dialog.close()
         for pane in self.panes:

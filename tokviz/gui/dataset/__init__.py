@@ -1,0 +1,1 @@
+"""The window's Dataset tab: `tokviz dataset` on a file or folder, drawn (`panel.DatasetPanel`)."""
