@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
+from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import SIGNAL, QCoreApplication, QObject, Signal
@@ -236,6 +238,39 @@ def test_the_inbox_raises_aborted_for_a_waiting_worker() -> None:
     job.abort.set()
     with pytest.raises(Cancelled):
         Inbox(("encode",)).get(job)
+
+
+def _aborted_while_waiting(wait: Callable[[Job], object]) -> BaseException | None:
+    """Run `wait(job)` on a thread, set the abort flag once the wait has registered its wake-up, and
+    return what the wait raised. The waits have no timeout: only the wake-up can end them."""
+    job, raised = Job(print), []
+
+    def run() -> None:
+        try:
+            wait(job)
+        except BaseException as e:  # noqa: BLE001
+            raised.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not job.abort._wakes and time.monotonic() < deadline:  # noqa: SLF001
+        time.sleep(0.001)
+    job.abort.set()
+    thread.join(WAIT_MS / 1000)
+    assert not thread.is_alive(), "the abort did not wake the wait"
+    return raised[0] if raised else None
+
+
+def test_an_abort_wakes_an_inbox_that_waits() -> None:
+    assert isinstance(_aborted_while_waiting(Inbox(("encode",)).get), Cancelled)
+
+
+def test_an_abort_wakes_a_receive_from_a_silent_child() -> None:
+    with ChildProcess(child_targets.echo, what="echo", name="tokviz-test-silent", goodbye=None) as child:
+        assert isinstance(_aborted_while_waiting(child.receive), Cancelled)
+        child.send("still there")  # the child was not disturbed
+        assert child.receive(Job(print)) == ("echo", "still there")
 
 
 def test_a_child_process_answers_and_stops() -> None:
