@@ -25,11 +25,14 @@ from tokviz.gui.widgets.theme import icon
 class MenuHost(Protocol):
     """What the menus need of the compare window."""
 
-    options: ViewOptions
     sync_scroll: bool
     find_bar: Any  # find_bar.FindBar
-    context_limit: int | None
     legend_action: QAction
+
+    @property
+    def options(self) -> ViewOptions: ...
+    @property
+    def context_limit(self) -> int | None: ...
 
     @property
     def panes(self) -> Sequence[Any]: ...
