@@ -422,7 +422,7 @@ class GGUFTokenizer(Tokenizer):
     ) -> _Cut:
         """The cuts of `pieces` (each at its start character `starts`) laid end to end: each
         distinct piece is cut once (`_cached`), then numpy copies its tokens to every place it
-        stands (a 1 MB text has some 300,000 words but only thousands of distinct ones)."""
+        stands (a long text has many times more words than distinct ones)."""
         if not pieces:
             return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
         index: dict[str, int] = {}

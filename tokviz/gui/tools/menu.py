@@ -26,7 +26,7 @@ from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
 
 # The dialogs are imported when first opened: with what they import (the tokenizer backends,
-# the trainer, the analyses) they were 6.6 MiB of the window's memory from its start.
+# the trainer, the analyses) they would be memory of every window from its start.
 if TYPE_CHECKING:
     from tokviz.gui.tools.analysis_dialog import AnalysisDialog
     from tokviz.gui.tools.extend_dialog import ExtendDialog
