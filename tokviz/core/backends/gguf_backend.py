@@ -29,7 +29,6 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -683,7 +682,3 @@ def _is_chinese(cp: int) -> bool:
         or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B920 <= cp <= 0x2CEAF
         or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F
     )
-
-
-def load_gguf(path: str | os.PathLike[str], *, name: str | None = None) -> GGUFTokenizer:
-    return GGUFTokenizer.from_file(Path(path), name=name)

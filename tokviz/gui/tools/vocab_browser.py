@@ -245,7 +245,6 @@ class VocabBrowser(QWidget):
         self.tokenizer: Tokenizer | None = None
         self.table: VocabularyTable | None = None
         self.error: str | None = None
-        self.filter_error = ""
         self._ids: list[int] = []
         self._starts = self._ends = np.zeros(0, dtype=np.int64)
         self._shown_id: int | None = None
