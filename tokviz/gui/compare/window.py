@@ -239,6 +239,9 @@ class MainWindow(QMainWindow):
         self.model.set_text(self.text())
 
     def _on_text(self, text: str) -> None:
+        if text is not self.text() and text != self.text():  # the model's text, set but not typed
+            with QSignalBlocker(self.editor):
+                self.editor.set_raw_text(text)
         if text != self.offsets.text:  # a large paste asks twice: as it starts and once it is in
             self.offsets = Utf16Map(text)
         for pane in self.panes:
