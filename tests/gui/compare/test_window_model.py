@@ -54,3 +54,13 @@ def test_the_models_text_and_options_reach_the_editor_and_every_pane(qtbot, make
     assert window.options.mode == "ids"
     window.model.set_context_limit(2)
     assert all(p.view.limit == 2 for p in window.panes)
+
+
+def test_a_removed_pane_no_longer_listens_to_its_model(qtbot, make_window) -> None:
+    window = make_window(["cl100k_base", "qwen"], "hello")
+    pane = window.panes[1]
+    model = pane.model
+    window.remove_pane(pane)
+    model.set_policy("all")  # nothing renders it any more: no call into the removed widget
+    model.set_model_adds(True)
+    assert pane.policy_combo.currentText() == "none" and not pane.model_adds_check.isChecked()

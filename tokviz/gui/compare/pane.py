@@ -217,10 +217,13 @@ class TokenPane(QFrame):
         return self._key is not None
 
     def shutdown(self) -> None:
-        """Let go of the service (the last pane to go stops its process) and of any preparation."""
+        """Let go of the service (the last pane to go stops its process), of any preparation, and
+        of its model's events (the model would hold the pane, and the pane the model)."""
         key, self._key = self._key, None
         if key is not None:
             _release(key, self)
+        self.model.events.policy.disconnect(self._on_policy)
+        self.model.events.model_adds.disconnect(self._on_model_adds)
 
     def request_stream(self) -> bool:
         """Ask the tokenizer service for the naive and buffered decode of this pane's tokens;
