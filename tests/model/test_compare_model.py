@@ -102,3 +102,14 @@ def test_a_received_encoding_serves_only_its_own_request(vocab) -> None:
     assert pane.encoding_for(text, allowed, False) is None
     assert pane.encoding_for(text, none, True) is None
     assert pane.encoding_for(text + " ", none, False) is None
+
+
+def test_only_the_raise_policy_refuses_special_token_text() -> None:
+    text = "x <|fim_prefix|><|endoftext|> <|endoftext|>"
+    specials = ["<|endoftext|>", "<|fim_prefix|>", "<|fim"]
+    pane = PaneModel("cl100k_base", policy="raise")
+    assert pane.refused_special(text, specials) == ("<|fim_prefix|>", 2)  # the first, the longest there
+    assert pane.refused_special("no special text", specials) is None
+    for policy in ("none", "all", "<|endoftext|>"):
+        pane.set_policy(policy)
+        assert pane.refused_special(text, specials) is None

@@ -19,6 +19,7 @@ drawn, are the GUI's business.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -114,6 +115,17 @@ class PaneModel:
     def receive(self, text: str, policy: SpecialPolicy, model_adds: bool, encoding: Encoding) -> None:
         self._received = Received(text, policy, model_adds, encoding)
         self.events.received.emit(self)
+
+    def refused_special(self, text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
+        """Under `raise`, the special token whose text the policy refuses first in `text`, and
+        where it starts (what the pane points at); None under any other policy.
+
+        >>> PaneModel("cl100k_base", policy="raise").refused_special("a <|endoftext|>", ["<|endoftext|>"])
+        ('<|endoftext|>', 2)
+        """
+        if self.policy.disallowed_special != "all":
+            return None
+        return first_special(text, special_tokens)
 
     def encoding_for(self, text: str, policy: SpecialPolicy, model_adds: bool) -> Encoding | None:
         """The encoding received for exactly this request, if it is the last one received."""
@@ -219,6 +231,19 @@ class CompareModel:
             raise ValueError(f"a context limit is a number of tokens, not {limit}")
         self._context_limit = limit or None
         self.events.context_limit.emit(self._context_limit)
+
+
+def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
+    """The special token whose text occurs first in `text` (the longest at a tie) and where.
+
+    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
+    ('<|fim_prefix|>', 2)
+    """
+    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
+    if not found:
+        return None
+    start, _, token = min(found)
+    return token, start
 
 
 def _policy_text(text: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -425,10 +424,9 @@ class TokenPane(QFrame):
         self.updated.emit(self)
 
     def _refused_special(self) -> tuple[str, int] | None:
-        """Under `raise`, the first special token's text in the input and where it starts."""
-        if self.tokenizer is None or self._text is None or self.policy.disallowed_special != "all":
+        if self.tokenizer is None or self._text is None:
             return None
-        return first_special(self._text, self.tokenizer.special_tokens)
+        return self.model.refused_special(self._text, self.tokenizer.special_tokens)
 
     def _show_refused(self, token: str, start: int) -> None:
         text = self._text or ""
@@ -530,19 +528,6 @@ class TokenPane(QFrame):
         more = "…" if len(where) > MAX_OCCURRENCES_SHOWN else ""
         info = self.view.tooltip_for(index).replace("\n", " · ")
         return f"{info}\noccurs {len(where)}× in this text: {shown}{more}"
-
-
-def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
-    """The special token whose text occurs first in `text` (the longest at a tie) and where.
-
-    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
-    ('<|fim_prefix|>', 2)
-    """
-    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
-    if not found:
-        return None
-    start, _, token = min(found)
-    return token, start
 
 
 @dataclass
