@@ -113,3 +113,22 @@ def test_only_the_raise_policy_refuses_special_token_text() -> None:
     for policy in ("none", "all", "<|endoftext|>"):
         pane.set_policy(policy)
         assert pane.refused_special(text, specials) is None
+
+
+def test_the_context_summary_reads_the_encodings_the_panes_show(vocab) -> None:
+    text = "hello world, hello tokens"
+    model = CompareModel(text)
+    shown, failed, waiting = model.add_pane("cl100k_base"), model.add_pane("o200k_base"), model.add_pane("qwen")
+    assert model.context_summary() == "no context limit"
+    none = SpecialPolicy.parse("none")
+    encoding = vocab("cl100k_base").encode_columns(text)
+    shown.receive(text, none, False, encoding)
+    failed.receive(text, none, False, vocab("o200k_base").encode_columns(text))
+    failed.fail()  # a later request failed: it shows nothing, its last encoding is still at hand
+    assert failed.shown is None and failed.received is not None and waiting.shown is None
+    model.set_context_limit(3)
+    end = int(encoding.starts[3])
+    assert model.context_summary() == (
+        f"limit 3 tokens — cl100k_base: ends at char {end} ({end / len(text):.0%} fits)")
+    model.set_context_limit(len(encoding))
+    assert model.context_summary() == f"limit {len(encoding)} tokens — cl100k_base: all {len(encoding)} tokens fit"

@@ -77,6 +77,7 @@ class PaneModel:
         self._policy_text = _policy_text(policy)
         self._model_adds = model_adds
         self._received: Received | None = None
+        self._shown: Encoding | None = None
 
     @property
     def policy_text(self) -> str:
@@ -113,8 +114,19 @@ class PaneModel:
         return self._received
 
     def receive(self, text: str, policy: SpecialPolicy, model_adds: bool, encoding: Encoding) -> None:
+        """The pane shows `encoding`, received for that request."""
         self._received = Received(text, policy, model_adds, encoding)
+        self._shown = encoding
         self.events.received.emit(self)
+
+    def fail(self) -> None:
+        """The pane's last request failed: it shows no encoding (the last received is kept)."""
+        self._shown = None
+
+    @property
+    def shown(self) -> Encoding | None:
+        """The encoding the pane shows: None before its first and after a failed request."""
+        return self._shown
 
     def refused_special(self, text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
         """Under `raise`, the special token whose text the policy refuses first in `text`, and
@@ -223,6 +235,25 @@ class CompareModel:
     @property
     def context_limit(self) -> int | None:
         return self._context_limit
+
+    def context_summary(self) -> str:
+        """Where the context limit falls in each pane's encoding: the character it ends at and
+        the share of the text that fits (a pane that shows no encoding is left out)."""
+        limit = self._context_limit
+        if limit is None:
+            return "no context limit"
+        parts = []
+        for pane in self._panes:
+            encoding = pane.shown
+            if encoding is None:
+                continue
+            if len(encoding) <= limit:
+                parts.append(f"{pane.spec}: all {len(encoding):,} tokens fit")
+            else:
+                char = int(encoding.starts[limit])
+                share = char / len(self._text) if self._text else 1.0
+                parts.append(f"{pane.spec}: ends at char {char:,} ({share:.0%} fits)")
+        return f"limit {limit:,} tokens — " + "; ".join(parts)
 
     def set_context_limit(self, limit: int | None) -> None:
         """Mark where a context of `limit` tokens ends (None or 0: no mark); `events.context_limit`

@@ -413,6 +413,7 @@ class TokenPane(QFrame):
             return
         self.busy = False
         self.result = None
+        self.model.fail()
         self.view.set_result(None)
         found = self._refused_special()
         if found is not None:

@@ -414,21 +414,7 @@ class MainWindow(QMainWindow):
 
     def context_summary(self) -> str:
         """Where the limit falls in each pane: the character and the share of the text that fits."""
-        if self.context_limit is None:
-            return "no context limit"
-        text_len = len(self.offsets.text)
-        parts = []
-        for pane in self.panes:
-            if pane.result is None:
-                continue
-            tokens = pane.result.tokens
-            if len(tokens) <= self.context_limit:
-                parts.append(f"{pane.spec}: all {len(tokens):,} tokens fit")
-            else:
-                char = int(pane.result.starts[self.context_limit])
-                share = char / text_len if text_len else 1.0
-                parts.append(f"{pane.spec}: ends at char {char:,} ({share:.0%} fits)")
-        return f"limit {self.context_limit:,} tokens — " + "; ".join(parts)
+        return self.model.context_summary()
 
     def set_diff_mode(self, on: bool) -> None:
         """Show where the panes cut differently (marks, agreement, stretches: `DiffMode`)."""
