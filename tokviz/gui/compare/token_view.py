@@ -1,8 +1,8 @@
 """The token view: a custom-painted, virtualized rendering of one pane's tokens.
 
 Only the lines inside the viewport are painted; lines are broken in time-sliced chunks by
-`TokenLayout` (a QTimer keeps calling `advance` with a few milliseconds of budget), so a 1 MB text
-with 300k tokens neither freezes the window nor builds a widget or an HTML span per token.
+`TokenLayout` (a QTimer keeps calling `advance` with a small budget each time), so a long text
+neither freezes the window nor builds a widget or an HTML span per token.
 """
 
 from __future__ import annotations

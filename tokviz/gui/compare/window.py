@@ -127,7 +127,7 @@ class MainWindow(QMainWindow):
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
         # the panes scroll sideways once they would be narrower than MIN_PANE_WIDTH: their widths
-        # never add up into the window's minimum width (six panes widened the window to 1522 px)
+        # never add up into the window's minimum width (six panes would widen the window past a screen)
         self.pane_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.pane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.pane_scroll.setWidget(self.pane_splitter)
