@@ -305,6 +305,18 @@ def test_an_aborted_child_is_sent_its_cancel_message() -> None:
             child.receive(job)
 
 
+def test_a_child_that_does_not_answer_its_cancel_is_given_up_after_the_grace() -> None:
+    job = Job(print)
+    job.abort.set()
+    with ChildProcess(child_targets.deaf, what="test", name="tokviz-test-deaf", goodbye=None) as child:
+        began = time.monotonic()
+        with pytest.raises(Cancelled, match="did not answer"):
+            child.receive(job, cancel="cancel", grace_s=0.2)
+        with pytest.raises(Cancelled, match="did not answer"):  # the grace ran from the one cancel sent
+            child.receive(job, cancel="cancel", grace_s=0.2)
+        assert time.monotonic() - began < WAIT_MS / 1000
+
+
 def test_no_thread_or_process_is_set_up_outside_gui_work() -> None:
     import re
     from pathlib import Path

@@ -45,7 +45,7 @@ class ChildProcess:
         self._goodbye, self._grace_s = goodbye, grace_s
         self.process: Any = None
         self.conn: Any = None
-        self._cancel_sent = 0.0  # when `receive` sent the cancel message (monotonic)
+        self._cancel_sent: float | None = None  # when `receive` sent the cancel message (monotonic)
         self._recv = recv or (lambda conn: conn.recv())  # how the child's messages are read
         self._send = send or (lambda conn, message: conn.send(message))  # and how messages are sent
 
@@ -55,6 +55,7 @@ class ChildProcess:
     def start(self) -> ChildProcess:
         """Spawn the child (`with` does it too); stop() ends it."""
         ctx = multiprocessing.get_context("spawn")
+        self._cancel_sent = None
         self.conn, child_conn = ctx.Pipe()
         self.process = ctx.Process(target=self._target, args=(child_conn, *self._args),
                                    daemon=self._daemon, name=self._name)
@@ -81,7 +82,7 @@ class ChildProcess:
         # aborted
         if cancel is _NOTHING:
             raise Cancelled("aborted")
-        if not self._cancel_sent:
+        if self._cancel_sent is None:
             self._cancel_sent = time.monotonic()
             try:
                 self._send(self.conn, cancel)
