@@ -55,7 +55,7 @@ def test_core_and_cli_do_not_import_qt():
         "import sys, tokviz.core.catalog, tokviz.core.fetch, tokviz.core.decoding, tokviz.cli, "
         "tokviz.core.backends.tiktoken_backend\n"
         "import tokviz.training, tokviz.analysis.vocabulary, tokviz.analysis.replay, tokviz.analysis.pipeline\n"
-        "import tokviz.service.client, tokviz.service.server, tokviz.core.encoding\n"
+        "import tokviz.service.client, tokviz.service.server, tokviz.core.encoding, tokviz.model.compare\n"
         "bad = [m for m in sys.modules if m.startswith(('PySide6', 'shiboken6', 'superqt'))]\n"
         "assert not bad, bad\n"
     )

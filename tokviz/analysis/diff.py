@@ -3,7 +3,7 @@
 Every tokenizer cuts the same text; a *cut* is a character boundary `p` (`0 < p < len(text)`) where
 one of its tokens ends and one begins (the two ends of the text are not counted: every tokenizer
 "cuts" there). A character split across several byte tokens is not cut inside: no character
-boundary lies there. Cuts are kept as sorted numpy arrays, one entry per token, so a 1 MB text costs
+boundary lies there. Cuts are kept as sorted numpy arrays, one entry per token, so a text costs
 memory in proportion to its tokens, and every set operation is one numpy call.
 
 Agreement of two cuttings is the share of the boundaries cut by either side that both cut:

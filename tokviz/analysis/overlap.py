@@ -103,7 +103,7 @@ class Overlap:
         if len(self.sets) < 2:
             raise ValueError("an overlap needs at least two vocabularies")
         # How many vocabularies hold each token, counted in a Python loop: the set algebra over
-        # 400k keys is a few C calls that each hold the GIL (and so the window) 0.1-0.2 s.
+        # every key is a few long C calls that each hold the GIL (and so the window) throughout.
         holders: dict[bytes, int] = {}
         get = holders.get
         for s in self.sets:
@@ -182,7 +182,7 @@ class Overlap:
         s = self.sets[i]
         data = list(self.only[i])
         ids = np.fromiter((s[d] for d in data), dtype=np.int64, count=len(data))
-        # numpy sorts the ids without the GIL: a sort of 130k tuples held it (and the window) 0.1-1 s
+        # numpy sorts the ids without the GIL: a sort of the tuples would hold it (and the window)
         return [(int(ids[k]), data[k]) for k in np.argsort(ids, kind="stable").tolist()]
 
     def _labeller(self, by: Breakdown, cancel: threading.Event | None = None) -> Callable[[bytes], str]:
@@ -385,8 +385,8 @@ class OnlyTable:
         return np.flatnonzero(keep)
 
     def _contains(self, query: str) -> np.ndarray:
-        """Rows holding `query`: one search of each column joined into one string (a loop over
-        200k rows took 0.2 s of the GUI thread), the matches' offsets mapped back to rows."""
+        """Rows holding `query`: one search of each column joined into one string (not a Python
+        loop over the rows on the GUI thread), the matches' offsets mapped back to rows."""
         found = np.zeros(len(self), dtype=bool)
         for blob, starts in self._blobs():
             found[_rows_of(blob, starts, query)] = True
@@ -448,7 +448,7 @@ class OnlyTable:
 
 def _ranks_of(keys: Sequence[Any]) -> np.ndarray:
     """Each key's place in sorted order, equal keys equal places. Sorted in chunks and merged in
-    Python: one sort of 200k strings is one C call that holds the GIL (the window stalled 1.7 s).
+    Python: one sort of every string is one long C call that holds the GIL (and stalls the window).
 
     >>> _ranks_of(["b", "a", "c", "a"]).tolist()
     [1, 0, 2, 0]

@@ -47,15 +47,6 @@ def id_slots(ids: np.ndarray, n: int) -> np.ndarray:
     return np.array(prev_out, dtype=np.int64)
 
 
-def shades(count: int) -> np.ndarray:
-    """The shade of a kind colour by position: 0, 1, 0, 1... (adjacent fragments differ).
-
-    >>> shades(3).tolist()
-    [0, 1, 0]
-    """
-    return np.arange(count, dtype=np.int64) % 2
-
-
 def mix(color: str, other: str, amount: float) -> str:
     """`#rrggbb` moved `amount` (0..1) of the way towards `other`.
 

@@ -390,9 +390,8 @@ def _analyze(
 
 
 #: files larger than this are counted in blocks (`large_text`), not read whole: one encode of a
-#: whole file holds every token's columns at once, and the library's own state besides (`tokviz
-#: stats` on a 10 MB file peaked at 841 MiB with cl100k and 891 MiB with mistral read whole, at
-#: 224 and 103 MiB in blocks, with the same output)
+#: whole file holds every token's columns at once, and the library's own state besides, many
+#: times the file's size; in blocks the output is the same (bench/bench_cli_memory.py)
 LARGE_FILE_BYTES = 1 << 20
 
 

@@ -2,9 +2,9 @@
 cannot make one huge string (or list) and only then be stopped.
 
 `ChatTemplate`'s environment checks every value's size after each call and operator, which stops a
-template that grows its output step by step; a single call can still build gigabytes first:
-`'{:>1000000000}'.format(x)` took 1 GB, `'%1000000000s' % x`, `x|center(1000000000)` and
-`('\\t' * 3000000).expandtabs(1000)` 3-4 GB, `'a\\nb'|indent(1000000000)` ran for over 90 s. Each
+template that grows its output step by step; a single call can still build gigabytes first, or
+run for minutes: `'{:>1000000000}'.format(x)`, `'%1000000000s' % x`, `x|center(1000000000)`,
+`('\\t' * 3000000).expandtabs(1000)`, `'a\\nb'|indent(1000000000)`. Each
 function here estimates the size an operation would produce from its arguments (a bound that is
 exact or above the real size) and raises through `check(size)` when it is too large; it never
 changes what an operation returns.
@@ -95,7 +95,7 @@ def replace_bound(text: str, old: str, new: str) -> int:
 
 
 #: the most characters `wordwrap` may copy: Python's textwrap cuts a long word by slicing off one
-#: line at a time (a million-character word at width 1 took 730 MB and over 90 s)
+#: line at a time, quadratic in the word's length
 MAX_WRAP_WORK = 200_000_000
 
 

@@ -74,7 +74,7 @@ def check_package(spec: str) -> str:
     ValueError: '../../../x==1.0' is not a requirement (Expected package name at the start of dependency specifier)
     """
     if _PLAIN_PIN.fullmatch(spec):  # a name and a release, as every built-in entry's: no need to ask
-        return spec  # `packaging` (14 modules, ~1 MiB resident in each of the app's processes)
+        return spec  # `packaging` (many modules, resident in each of the app's processes)
     from packaging.requirements import InvalidRequirement, Requirement
 
     try:

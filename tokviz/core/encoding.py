@@ -2,8 +2,8 @@
 
 In the spirit of Hugging Face's `Encoding`: plain numpy columns (ids, byte and character spans,
 one key per token into a table of the distinct tokens), frozen, with the lookups the views and
-analyses need (`token_at_char`, `tokens_in_chars`, `token_text`). A 1 MB text has ~300k tokens
-and a few tens of thousands of distinct ones, so per-token facts are numbers and everything else
+analyses need (`token_at_char`, `tokens_in_chars`, `token_text`). A long text has many times
+more tokens than distinct ones, so per-token facts are numbers and everything else
 (bytes, kind, piece) is told once per distinct token, in `TokenTable`. An `Encoding` reads as a
 sequence of `Token`s, each built only when asked for (a tooltip, `--json`) and equal to
 `Tokenizer.encode`'s.

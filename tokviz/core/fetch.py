@@ -198,7 +198,7 @@ def _read_capped(f: IO[bytes], size: int | None, what: str, cancel: threading.Ev
 
 
 def _download(url: str, cancel: threading.Event | None, size: int | None = None) -> bytes:
-    import urllib.request  # with http, email and ssl: 8 MiB of a window that may never download
+    import urllib.request  # with http, email and ssl: memory of a window that may never download
 
     with urllib.request.urlopen(url, timeout=15) as response:
         return _read_capped(response, size, url, cancel)
@@ -238,8 +238,8 @@ def _members_of(package: str, todo: list[CatalogEntry]) -> dict[str, int | None]
 
 class _Archive:
     """A downloaded wheel or sdist. A compressed tar cannot seek, so the first read takes every
-    wanted member in one pass (llama-cpp-python's 76 MB sdist: one pass instead of one per member,
-    which took minutes for its 45 files)."""
+    wanted member in one pass (not one pass per member: a large sdist with many wanted files
+    would be decompressed again for each)."""
 
     def __init__(self, path: Path, wanted: dict[str, int | None]) -> None:
         self.path = path

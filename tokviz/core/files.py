@@ -28,9 +28,9 @@ def sha256(size: int) -> Any:
 
     Up to `LEAN_HASH_MAX` it is the interpreter's built-in sha256 (`_sha2`; `_sha256` before
     Python 3.12), as the standard library's `random` takes its lean sha512 first: `hashlib`
-    loads OpenSSL, 3.5 MiB resident in a process that needs it for nothing else (the tokenizer
-    process verifies every vocabulary it loads, a few MB: ~10 ms at the built-in's ~300 MB/s).
-    OpenSSL hashes about 4x faster, which counts for a multi-GB model file."""
+    loads OpenSSL, resident in a process that needs it for nothing else (the tokenizer process
+    verifies every vocabulary it loads, a few MB, which the built-in hashes in a moment). OpenSSL
+    hashes faster, which counts for a multi-GB model file."""
     if size <= LEAN_HASH_MAX:
         for module in ("_sha2", "_sha256"):
             try:
@@ -163,7 +163,7 @@ def write_files_atomic(files: list[tuple[Path, bytes]]) -> list[Path]:
 def _temp_name(path: Path, kind: str) -> Path:
     """`.NAME.<12 hex digits>-<process id>.tmp` (or `.old`): hidden, and recognisable later as
     tokviz's own, with the process that may still be using it. (`os.urandom`, as `secrets.token_hex`
-    does: importing `secrets` loads OpenSSL through `hmac`, ~3.4 MB resident in every process.)"""
+    does: importing `secrets` loads OpenSSL through `hmac`, resident in every process.)"""
     return path.with_name(f".{path.name}.{os.urandom(6).hex()}-{os.getpid()}.{kind}")
 
 

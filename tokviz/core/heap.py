@@ -1,6 +1,6 @@
 """The C heap of this process: give freed memory back, and keep few malloc arenas (glibc only).
 
-numpy arrays of a few MB and a 1 MB encode's temporaries come from malloc's heap, whose freed
+numpy arrays and a long encode's temporaries come from malloc's heap, whose freed
 pages glibc keeps resident until asked (`trim_heap`), and each thread that allocates gets an
 arena of its own unless told otherwise (`limit_arenas`). On other C libraries (macOS, Windows,
 musl) both do nothing. Used by the tokenizer process, the window and the trainer's counting.
@@ -31,10 +31,9 @@ _malloc_trim: Callable[[int], int] | None = getattr(_LIBC, "malloc_trim", None) 
 
 
 def trim_heap() -> None:
-    """Give the memory malloc holds free back to the system (glibc's `malloc_trim`). A 1 MB
-    encode's temporaries leave tens of MB free but resident in the heap's middle, which glibc
-    returns only when asked: measured 273 -> 232 MiB for a process with four vocabularies after
-    four 1 MB encodes."""
+    """Give the memory malloc holds free back to the system (glibc's `malloc_trim`). A long
+    encode's temporaries leave memory free but resident in the heap's middle, which glibc returns
+    only when asked (bench/bench_gui.py reports the tokenizer process's memory)."""
     if _malloc_trim is not None:
         _malloc_trim(0)
 
@@ -42,9 +41,8 @@ def trim_heap() -> None:
 def limit_arenas(count: int = 2) -> None:
     """Let glibc's malloc keep at most `count` arenas in this process. By default each thread
     that allocates gets an arena of its own, and what an encode thread's arena held stays
-    resident after `trim_heap`: four 1 MB encodes on two encode threads left the tokenizer
-    process at 209 MiB, 155-189 with two arenas, 154-156 with one (which the tokenizer process
-    uses). Call it before the threads start."""
+    resident after `trim_heap`; the fewer arenas, the less of it (the tokenizer process keeps
+    one). Call it before the threads start."""
     mallopt = getattr(_LIBC, "mallopt", None)
     if mallopt is not None:
         mallopt(M_ARENA_MAX, count)

@@ -1,6 +1,6 @@
 """Building many tokens fast: what every backend shares once it has ids and spans.
 
-A 1 MB paste makes ~250k-500k tokens per pane. Tokens are built from parallel lists with `map`
+A long paste makes hundreds of thousands of tokens per pane. Tokens are built from parallel lists with `map`
 and `tuple.__new__` (no Python-level loop, no NamedTuple `__new__`), per-id fields come from
 dicts filled once per id, and the cyclic GC is paused while the tuples are allocated.
 
@@ -39,8 +39,8 @@ class TokenInfo:
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many tuples.
 
-    Tokens hold no reference cycles, but allocating 250k+ tuples triggers repeated full collections
-    that scan the growing list: about half the time of a 1 MB encode.
+    Tokens hold no reference cycles, but allocating many tuples triggers repeated full collections
+    that scan the growing list, a cost that grows faster than the number of tokens.
     """
     was_enabled = gc.isenabled()
     gc.disable()

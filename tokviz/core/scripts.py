@@ -110,7 +110,7 @@ def code_points(text: str) -> np.ndarray:
 def char_classes(text: str) -> np.ndarray:
     """Give the class of every character of `text`, as indices into `SCRIPTS` (a uint8 array).
 
-    Vectorised: each distinct code point is classed once, so a 1 MB text takes tens of milliseconds.
+    Vectorised: each distinct code point is classed once, never each character in Python.
 
     >>> [SCRIPTS[c] for c in char_classes("e\\u0301 1\\ufe0f\\u20e3")]
     ['latin', 'latin', 'whitespace', 'emoji', 'emoji', 'emoji']
@@ -118,7 +118,7 @@ def char_classes(text: str) -> np.ndarray:
     cps = code_points(text)
     if not len(cps):
         return np.zeros(0, dtype=np.uint8)
-    # a presence mask instead of np.unique: linear, not a sort (5x faster on 1 MB)
+    # a presence mask instead of np.unique: linear, not a sort
     present = np.zeros(0x110000, dtype=bool)
     present[cps] = True
     unique = np.flatnonzero(present)

@@ -27,7 +27,7 @@ from tokviz.core.files import sha256_hex
 from tokviz.core.patterns import WHOLE_TEXT_PATTERN
 from tokviz.core.tokenizer import Tokenizer, TokenizerError
 
-# the tiktoken backend (and tiktoken, ~2.5 MB resident) is imported by the functions that build a
+# the tiktoken backend (and tiktoken, with its resident memory) is imported by the functions that build a
 # tokenizer: the catalog imports this module, and the window, which lists vocabularies but loads
 # none, has no other use for tiktoken
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ crosses it). Tokens before `c` come from the first window, tokens from `c` on fr
   `...` against `...` + `.`) by their rounding, so a token can depend on text any distance before
   it. No cut of such a text is proven safe, and a text within one window (`WINDOW`) is encoded in
   one call. A longer one is still cut, with a `StreamWarning`: one call on it would hold memory in
-  proportion to it (`tokviz stats` of a 30 MB file in one window took 7.2 GiB with
-  botchan-unigram-1k), and sentencepiece's summed scores grow past float32's precision. In 5 MB
+  proportion to it, many times its size, and sentencepiece's summed scores grow past float32's
+  precision. In 5 MB
   of mixed text, 20 of 2,683,814 tokens differed from one call's with botchan-unigram-1k and 4
   of 3,927,120 with kyoto-ja-unigram-8k, the first ones 2 million tokens in, and neither count
   did. At the first difference of each, the two cuts' scores summed to within 0.004 (`ku` + `d`

@@ -470,8 +470,8 @@ class Tokenizer(abc.ABC):
         return omap
 
     def _forget_offset_map(self, text: str) -> None:
-        """Drop the cached OffsetMap of `text` once its encode is done: for a 1 MB text that is the
-        text and ~15 MB of offsets, which every tokenizer kept until its next encode (in the
+        """Drop the cached OffsetMap of `text` once its encode is done: the text and several bytes
+        of offsets per byte of it, which every tokenizer kept until its next encode (in the
         tokenizer process, one per pane's vocabulary). Another thread's entry, put there
         meanwhile, may go with it: it is built again, nothing else."""
         cached = self.__dict__.get("_text_map")

@@ -38,8 +38,8 @@ class Token(NamedTuple):
     and the byte span says which of its bytes the token holds. For a model that normalizes its input
     (SentencePiece NFKC), the spans refer to the original text while `bytes` are what the model saw.
 
-    A NamedTuple rather than a frozen dataclass: a 1 MB paste makes ~250k tokens per pane, and tuple
-    construction is several times cheaper. It is just as immutable.
+    A NamedTuple rather than a frozen dataclass: a long paste makes hundreds of thousands of tokens
+    per pane, and a tuple is cheaper to construct. It is just as immutable.
 
     >>> t = Token(51461, b" \\xe6\\xa0", 0, 3, 0, 2, TokenKind.FRAGMENT, "Ġæł")
     >>> display_text(t.bytes)
@@ -183,7 +183,7 @@ def sanitize(text: str) -> str:
 class OffsetMap:
     """Maps byte offsets in the UTF-8 encoding of a text to character offsets, and back.
 
-    Built with numpy so a 1 MB text costs milliseconds, not a Python loop per byte.
+    Built with numpy, not a Python loop per byte.
     """
 
     def __init__(self, text: str) -> None:
@@ -192,7 +192,7 @@ class OffsetMap:
         raw = np.frombuffer(self.data, dtype=np.uint8)
         starts = (raw & 0xC0) != 0x80  # bytes that begin a character
         # 4 bytes an offset where they fit (a text under 2 GB): the two maps are 12 bytes a byte of
-        # text or more, 8 MB and 6 MB for a 1 MB text as int64, made once per encode at a time
+        # text or more, twice that as int64, made once per encode at a time
         offset = np.dtype(np.int32 if len(self.data) < np.iinfo(np.int32).max else np.int64)
         # char_of[b] = index of the character that byte b belongs to; char_of[len] = len(text)
         self._char_of: np.ndarray = np.empty(len(self.data) + 1, dtype=offset)

@@ -115,9 +115,8 @@ def build_app(argv: Sequence[str] | None = None) -> QApplication:
     """The QApplication (reused when one exists), with the tokviz names, icon and style.
     `argv` is like `sys.argv` (Qt reads its own options from it)."""
     # before the panes' threads: each would get a malloc arena of its own, and the replies they
-    # receive would stay resident in it (a window with four 1 MB panes: 218 -> 208 MiB). A fixed
-    # mmap threshold saved 5 MiB more but made a pane's preparation twice as slow (fresh pages
-    # for every large temporary)
+    # receive would stay resident in it. Not a fixed mmap threshold, which would keep less but
+    # make a pane's preparation slower (fresh pages for every large temporary)
     limit_arenas()
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or []) or ["tokviz"])
@@ -130,19 +129,18 @@ def build_app(argv: Sequence[str] | None = None) -> QApplication:
 
 
 def freeze_startup() -> None:
-    """Put what the imports made (modules, classes, functions: ~46k objects that live as long as
-    the app) out of the cyclic collector's sight (`gc.freeze`). A full collection walked all of
-    them each time: 85-100 ms on a 2-core machine under load, run on whichever thread allocated
-    last, often a pane's worker, while the GUI thread waited for the GIL (a 140 ms stall in
-    `bench/bench_gui.py`). Frozen objects are still freed by reference counting; only a cycle
-    among them would wait forever, so this runs before any window or pane exists (a removed
-    pane is a cycle that must be collected).
+    """Put what the imports made (modules, classes, functions: tens of thousands of objects that
+    live as long as the app) out of the cyclic collector's sight (`gc.freeze`). A full collection
+    walked all of them each time, on whichever thread allocated last, often a pane's worker, while
+    the GUI thread waited for the GIL (a stall `bench/bench_gui.py` shows). Frozen objects are
+    still freed by reference counting; only a cycle among them would wait forever, so this runs
+    before any window or pane exists (a removed pane is a cycle that must be collected).
 
     First it lets go of the source text of every module imported so far: PySide6 reads each
     module imported after it (`inspect.getsource`, to see whether it uses PySide6), which leaves
-    its lines in `linecache`, a cache that only tracebacks read (and re-read on demand): 11-13 MB
-    for the app's imports. `numpy.ma` is imported before that, as `np.unique` imports it on its
-    first call (in a pane's preparation), which would put its 0.9 MB of source back."""
+    its lines in `linecache`, a cache that only tracebacks read (and re-read on demand). `numpy.ma`
+    is imported before that, as `np.unique` imports it on its first call (in a pane's
+    preparation), which would put its source back."""
     import numpy.ma  # noqa: F401
 
     linecache.clearcache()
@@ -224,7 +222,7 @@ def _configure(window: MainWindow, args: argparse.Namespace) -> None:
 
 def chat_panel(**options: Any) -> QWidget:
     """The window's Chat mode, built when it is first opened. Imported only then: the chat
-    modules and jinja2 (its templates) were 10 MiB of the window's memory at start."""
+    modules and jinja2 (its templates) would be memory of every window, used or not."""
     from tokviz.gui.chat.panel import ChatPanel
 
     return ChatPanel(**options)

@@ -1,7 +1,7 @@
 """The tokenizer service: a child process that loads vocabularies and encodes texts for every pane
 of a window, answering the requests of `tokviz.service.protocol`. Qt-free (it runs in the child).
 
-Why a process: a long text's encode holds the GIL for hundreds of milliseconds at a stretch in
+Why a process: a long text's encode holds the GIL for long stretches in
 the libraries' C loops and in the columns built around them; a thread of the window's process
 would freeze the window that long. In a child process those loops hold the child's GIL. What
 comes back is an `Encoding`: a handful of numpy arrays and one row per distinct token, cheap to

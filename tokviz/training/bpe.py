@@ -94,7 +94,7 @@ class BpeTrainer:
     """
 
     # From this many positions a merge runs in numpy; below it, numpy's fixed cost per call
-    # outweighs the loop (measured on the 100 MB bench counts: 32-128 are all about as fast).
+    # outweighs the loop (bench/bench_train.py: a wide range around this value is about as fast).
     BATCH: ClassVar[int] = 64
     # A new pair counted below 1/2**COLD_BITS of the merge making it waits in a bucket instead
     # of the heap; most never come near the top (about 3 in 4 of the pairs made on the bench).

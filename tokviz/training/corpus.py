@@ -141,17 +141,10 @@ def default_jobs(total_bytes: int | None = None) -> int:
     the cores this process may run on, at most 4, from `DEFAULT_POOL_BYTES` on; below, 1 (count
     here). `--jobs n` is `n - 1` workers and this process (`pool`).
 
-    Measured on 2 vCPUs shared with other work, `python bench/bench_train.py --mb 100
-    --vocab-size 32768 --only tokviz rustbpe --jobs 1 2 --repeats 2` (medians of side-by-side
-    ratios): at load 5.8, `--jobs 2` took 0.82x the wall time of `--jobs 1`, 1.05x its CPU time,
-    1.43x its peak memory (304-311 MB, when the workers came from a forkserver); at load 4.5,
-    with one spawned worker and no tracker process, 1.01x the wall time, 0.99x the CPU time and
-    1.32x the memory: 278-286 MB against rustbpe's 288-290 MB. Smaller corpora (count_corpus
-    alone, files of the bench corpus, load ~5, two runs each, --jobs 1 vs 2): 6 MB 2.3/1.7 s vs
-    2.8/4.8 s, 11 MB 3.6/4.3 vs 5.2/6.5, 19 MB 8.1/6.3 vs 8.0/7.5, 34 MB 13.7/12.4 vs 13.2/18.8:
-    a worker's start-up (it imports numpy and regex) and a busy second core cost more than the
-    second core gives below some tens of MB. At most 4: each counting process holds the distinct
-    segments of its share (a worker ~110 MB on the 100 MB corpus); not measured beyond 2 cores.
+    Why (`python bench/bench_train.py --jobs 1 2` compares): on a large corpus a second counting
+    process saves wall time for more memory; below some tens of MB a worker's start-up (it imports
+    numpy and regex) and a busy second core cost more than the second core gives. At most 4: each
+    counting process holds the distinct segments of its share.
     """
     if total_bytes is not None and total_bytes < DEFAULT_POOL_BYTES:
         return 1

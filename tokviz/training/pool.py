@@ -7,22 +7,19 @@ imports what it needs itself while this process counts). `count(pieces,
 reporter)` deals the pieces out a few at a time as workers finish (a big file is many pieces, so
 it is shared too), and counts pieces in the calling process too whenever no worker has a message
 for it: `--jobs n` is `n - 1` workers and this process, one process less than `n` workers and an
-idle parent (on the 100 MB bench corpus, --jobs 2, the tree's peak fell from 382 to 345 MB).
+idle parent, and so less memory for the process tree (bench/bench_train.py measures it).
 Each counter (a worker's or this process's) adds every piece to one `ChunkCounter` of its own, so
 a segment seen by a worker is split once, splits its distinct segments itself at the end and
 the workers send their chunk counts back once, as two flat buffers (`pieces.compact`) rather
 than a pickled dict of a million strings.
 
 Why each worker splits its own segments: a segment both workers saw is then split twice, but
-that is few (on the 100 MB bench corpus with two workers, 1.59 M distinct segments per worker
-in all against 1.42 M distinct overall: 12 % more splitting), while pooling the segments first
-(a round that sent every worker's segments to the worker of their length class) cost more CPU
-than the whole split: measured in one process, partitioning the two halves' segments took 2.6 s
-and decoding and summing them 4.5 s, against 5.5 s for splitting all distinct segments.
-Dealing the table rows out by hash instead (each process keeps, and splits, the hashes of its
-residue; numpy buffers, nothing decoded) was not built: the two halves of the bench corpus
-hold 0.80 M and 0.78 M distinct segments against 1.42 M in all, so each table would shrink by
-about a tenth (~4 MB), for about a second of CPU time less splitting, while with more than one
+that is few (most distinct segments of a corpus are seen by one share only), while pooling the
+segments first (a round that sent every worker's segments to the worker of their length class)
+costs more CPU than the whole split: partitioning, decoding and summing the shares' segments
+outweighs splitting them. Dealing the table rows out by hash instead (each process keeps, and
+splits, the hashes of its residue; numpy buffers, nothing decoded) was not built: the shares'
+distinct segments overlap little, so each table would shrink little, while with more than one
 worker the rows would have to pass through this process, which talks to each worker alone.
 
 Lifetime: a worker reads its tasks on a thread of its own; when the parent's end of that pipe
@@ -195,9 +192,8 @@ class CountingPool:
     def _finish(self) -> None:
         """Send "finish" to every worker as soon as no task is left, behind the tasks it holds: it
         then splits its segments while this process counts or splits, instead of waiting for this
-        process to read its last replies (on the 100 MB bench corpus with --jobs 2 the worker
-        idled 2.7 s, until this process had split its own segments: counting took 7.2 s, 5.2-5.6
-        s now)."""
+        process to read its last replies (the worker would idle until this process had split its
+        own segments)."""
         for w in self.workers:
             if not w.finishing:
                 w.tasks.send(("finish",))

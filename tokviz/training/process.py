@@ -2,8 +2,8 @@
 
 Why a process: the merge loop is Python code that keeps the GIL busy for seconds. In a thread of
 the GUI process every Qt-to-Python call (a paint, a model's `data()`, a timer) must win the GIL
-back from it, and those waits add up: measured, 300-700 ms stalls of the GUI thread in the test
-suite with the trainer on a `QThread`. In a child the merge loop holds the child's GIL; the
+back from it, and those waits add up to visible stalls of the GUI thread (they did, with the
+trainer on a `QThread`). In a child the merge loop holds the child's GIL; the
 worker thread in the GUI process waits on the pipe without holding its own.
 
 The messages are `tokviz.training.protocol`'s: `Progressed` replies, then exactly one terminal

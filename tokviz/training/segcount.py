@@ -200,8 +200,7 @@ class SegmentTable:
     than a dict of strings, and a Python string is made only once per distinct segment, when it
     is split (`batches`).
 
-    The counts, offsets and lengths are int32 (20 bytes a segment with the hash, not 32; on half
-    of the 100 MB bench corpus the counting peak fell from 135 to 124 MB) while two totals show
+    The counts, offsets and lengths are int32 (20 bytes a segment with the hash, not 32) while two totals show
     they fit: no count exceeds the segments added so far (`seen`), and no offset
     or length exceeds the bytes in `buf`. A column whose total passes 2**31 - 1 is widened to
     int64 (`_widened`), so a corpus of billions of segments counts exactly too.
@@ -214,9 +213,8 @@ class SegmentTable:
     """
 
     #: segments (distinct per window) pending before a flush. Each flush copies the table's
-    #: columns (`np.insert`), yet on half of the 100 MB bench corpus in one process 2**16 took
-    #: the same CPU time as 2**18 and its counting peak was 105-107 MB, not 116-134 MB: the
-    #: pending blocks and what merging them takes at once are 4x smaller.
+    #: columns (`np.insert`), yet fewer, larger flushes save no CPU time here, while the pending
+    #: blocks and what merging them takes at once grow with this number (bench/bench_train.py).
     PENDING = 1 << 16
 
     def __init__(self) -> None:
@@ -312,11 +310,9 @@ class SegmentTable:
         The segments are gathered into their batches before the first is yielded and the table is
         let go: the hashes are not needed to split, and the batches, freed as they are consumed,
         shrink while the caller's chunk counts grow. Splitting from the table itself held it
-        whole until the last batch, beside the chunks found: that was the peak of each process
-        with --jobs 2 (one process counting half of the 100 MB bench corpus, 800 k distinct
-        segments: 165 MB resident while splitting, 120 MB with the batches gathered first).
-        `check` is called before each batch is gathered (a cancel: gathering that table took
-        ~0.8 s).
+        whole until the last batch, beside the chunks found: that was the peak of each counting
+        process. `check` is called before each batch is gathered (a cancel: gathering a large
+        table takes a while).
         """
         batches = list(self._gather(size, check))
         self.clear()

@@ -7,8 +7,9 @@ nothing on disk).
 
 For a GUI worker: call `train` on the worker's thread with `progress=callback` and
 `cancel=threading.Event()`. Exactly one of: a result is returned; `TrainingError` is raised (bad
-input, with a message for the user); `Cancelled` is raised (within ~100 ms of `cancel.set()`).
-`Progress` events come from the calling thread, at most every ~50 ms per phase; in the merging
+input, with a message for the user); `Cancelled` is raised (at the next check of `cancel`, which
+every phase makes between short steps). `Progress` events come from the calling thread,
+rate-limited per phase; in the merging
 phase they carry the new merges and the corpus token count (`events.Progress`).
 
 This module does not write files (see `vocabfile`) or parse command lines (see `tokviz.cli.train`).

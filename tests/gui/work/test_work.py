@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 import weakref
+from collections.abc import Callable
 
 import pytest
 from PySide6.QtCore import SIGNAL, QCoreApplication, QObject, Signal
@@ -238,6 +240,39 @@ def test_the_inbox_raises_aborted_for_a_waiting_worker() -> None:
         Inbox(("encode",)).get(job)
 
 
+def _aborted_while_waiting(wait: Callable[[Job], object]) -> BaseException | None:
+    """Run `wait(job)` on a thread, set the abort flag once the wait has registered its wake-up, and
+    return what the wait raised. The waits have no timeout: only the wake-up can end them."""
+    job, raised = Job(print), []
+
+    def run() -> None:
+        try:
+            wait(job)
+        except BaseException as e:  # noqa: BLE001
+            raised.append(e)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not job.abort._wakes and time.monotonic() < deadline:  # noqa: SLF001
+        time.sleep(0.001)
+    job.abort.set()
+    thread.join(WAIT_MS / 1000)
+    assert not thread.is_alive(), "the abort did not wake the wait"
+    return raised[0] if raised else None
+
+
+def test_an_abort_wakes_an_inbox_that_waits() -> None:
+    assert isinstance(_aborted_while_waiting(Inbox(("encode",)).get), Cancelled)
+
+
+def test_an_abort_wakes_a_receive_from_a_silent_child() -> None:
+    with ChildProcess(child_targets.echo, what="echo", name="tokviz-test-silent", goodbye=None) as child:
+        assert isinstance(_aborted_while_waiting(child.receive), Cancelled)
+        child.send("still there")  # the child was not disturbed
+        assert child.receive(Job(print)) == ("echo", "still there")
+
+
 def test_a_child_process_answers_and_stops() -> None:
     job = Job(print)
     with ChildProcess(child_targets.echo, what="echo", name="tokviz-test-echo", goodbye=None) as child:
@@ -268,6 +303,18 @@ def test_an_aborted_child_is_sent_its_cancel_message() -> None:
         assert child.receive(job, cancel="cancel") == ("cancelled",)
         with pytest.raises(Cancelled):
             child.receive(job)
+
+
+def test_a_child_that_does_not_answer_its_cancel_is_given_up_after_the_grace() -> None:
+    job = Job(print)
+    job.abort.set()
+    with ChildProcess(child_targets.deaf, what="test", name="tokviz-test-deaf", goodbye=None) as child:
+        began = time.monotonic()
+        with pytest.raises(Cancelled, match="did not answer"):
+            child.receive(job, cancel="cancel", grace_s=0.2)
+        with pytest.raises(Cancelled, match="did not answer"):  # the grace ran from the one cancel sent
+            child.receive(job, cancel="cancel", grace_s=0.2)
+        assert time.monotonic() - began < WAIT_MS / 1000
 
 
 def test_no_thread_or_process_is_set_up_outside_gui_work() -> None:

@@ -29,7 +29,6 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 
@@ -422,7 +421,7 @@ class GGUFTokenizer(Tokenizer):
     ) -> _Cut:
         """The cuts of `pieces` (each at its start character `starts`) laid end to end: each
         distinct piece is cut once (`_cached`), then numpy copies its tokens to every place it
-        stands (a 1 MB text has some 300,000 words but only thousands of distinct ones)."""
+        stands (a long text has many times more words than distinct ones)."""
         if not pieces:
             return [], np.zeros(0, np.int64), np.zeros(0, np.int64)
         index: dict[str, int] = {}
@@ -683,7 +682,3 @@ def _is_chinese(cp: int) -> bool:
         or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B920 <= cp <= 0x2CEAF
         or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F
     )
-
-
-def load_gguf(path: str | os.PathLike[str], *, name: str | None = None) -> GGUFTokenizer:
-    return GGUFTokenizer.from_file(Path(path), name=name)

@@ -271,7 +271,7 @@ class SentencePieceTokenizer(Tokenizer):
     @functools.cached_property
     def model_type(self) -> str:
         """The model type from the model's header (the whole `sentencepiece` model, every piece
-        and score as Python objects, is 5-6 MiB for mistral's 32k pieces: not built for this)."""
+        and score as Python objects, is megabytes for a large vocabulary: not built for this)."""
         info = self.model_info
         return info.model_type if info is not None else _model_type(self.sp)
 
@@ -300,11 +300,10 @@ class SentencePieceTokenizer(Tokenizer):
 
     @property
     def encode_window(self) -> int | None:
-        """sentencepiece's encode takes more than linear time in the text's length (mistral's
-        BPE: 238 ns a character for 16k characters, 484 for 750k in one call, 226 in calls of
-        16k). A 1 MB text (`bench/bench_gui.py`'s) in windows of 128k characters: 0.26-0.27 s
-        of sentencepiece against 0.38-0.44 in one call; the whole encode with its columns,
-        0.48-0.54 s against 0.59-0.66. A unigram model is encoded in one call (`scores_whole_text`)."""
+        """sentencepiece's BPE encode takes more than linear time in the text's length, so a long
+        text is encoded in windows of 128k characters, which is faster than one call
+        (`bench/bench_encode.py` and `bench/bench_gui.py` time both). A unigram model is encoded in
+        one call (`scores_whole_text`)."""
         return None if self.scores_whole_text else 1 << 17
 
     def specials_added(self, text: str) -> SpecialsAdded:
@@ -359,8 +358,8 @@ class SentencePieceTokenizer(Tokenizer):
         id_array = np.array(ids, dtype=np.int64)
         if (id_array == self._unk_id).any():
             return None
-        # every pass over the tokens in numpy, Python once per distinct id (joining 400k pieces'
-        # bytes to compare them with the text was 0.1 s of a 1 MB encode)
+        # every pass over the tokens in numpy, Python once per distinct id (not joining every
+        # piece's bytes to compare them with the text)
         distinct, inverse = distinct_ids(id_array)
         present = distinct.tolist()
         info = self._info_for(present)

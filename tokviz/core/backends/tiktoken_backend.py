@@ -152,10 +152,9 @@ class LeanEncoding(tiktoken.Encoding):
 
     tiktoken keeps `mergeable_ranks` beside its Rust core, which has its own copy, and reads it
     only to pickle itself (tiktoken 0.14: `Encoding.__getstate__`); encodes and decodes use the
-    core. That dict (bytes keys, int values) was the largest part of a loaded vocabulary: freeing
-    it took the resident memory of a process down by 32 MB for cl100k_base, 52 MB for qwen and
-    67 MB for o200k_base, so the tokenizer process of a window with their three panes held 150 MB
-    less. `ranks()` rebuilds it from the core, in rank order, for whoever asks (the tools).
+    core. That dict (bytes keys, int values) is the largest part of a loaded vocabulary, held
+    twice for nothing in the tokenizer process, once per pane's vocabulary: it is freed. `ranks()`
+    rebuilds it from the core, in rank order, for whoever asks (the tools).
 
     >>> enc = LeanEncoding("tiny", pat_str="[ab]+", mergeable_ranks={b"a": 0, b"b": 1, b"ab": 2}, special_tokens={})
     >>> enc.encode("abab"), enc.ranks()
@@ -273,7 +272,7 @@ class TiktokenTokenizer(Tokenizer):
     @property
     def mergeable_ranks(self) -> dict[bytes, int]:
         """The ranks, rebuilt from the encoding on first use (a tool asks; the tokenizer process
-        never does) and kept: 0.1-0.3 s and the dict's memory, paid only where it is needed."""
+        never does) and kept: its time and the dict's memory are paid only where it is needed."""
         ranks = self._ranks
         if ranks is None:
             ranks = self._ranks = self.encoding.ranks()
@@ -318,9 +317,9 @@ class TiktokenTokenizer(Tokenizer):
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = (),
     ) -> Encoding:
-        """Columns straight from tiktoken's ids: no Token objects, every pass in numpy (a 1 MB text
-        in ~0.2 s, most of it tiktoken's own encode). The ids come as an array
-        (`encode_to_numpy`, the same ids as `encode`): no list of 300k ints built and converted."""
+        """Columns straight from tiktoken's ids: no Token objects, every pass in numpy (so most
+        of the time is tiktoken's own encode). The ids come as an array (`encode_to_numpy`, the
+        same ids as `encode`): no list of ints built and converted."""
         text = sanitize(text)
         with library_calls(self.name):
             id_array = self.encoding.encode_to_numpy(

@@ -9,27 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from tokviz.analysis.notation import joined_fragments
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
-ViewMode = Literal["text", "ids", "both"]
-VIEW_MODES: tuple[ViewMode, ...] = ("text", "ids", "both")
+# the options live in the compare model; named here too, where the cells that draw by them are
+from tokviz.model.compare import VIEW_MODES as VIEW_MODES
+from tokviz.model.compare import ViewMode as ViewMode
+from tokviz.model.compare import ViewOptions
 
 #: kinds drawn as a labelled pill (the vocabulary's control / unknown pieces)
 PILL_KINDS = frozenset({TokenKind.SPECIAL, TokenKind.UNKNOWN})
 #: kinds that carry their raw bytes in hex next to the `�` they decode to alone
 HEX_KINDS = frozenset({TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK})
-
-
-@dataclass(frozen=True)
-class ViewOptions:
-    """How every pane draws its tokens (one set of options for the whole window)."""
-
-    mode: ViewMode = "text"
-    visible_whitespace: bool = True
-    color_by_id: bool = False
 
 
 @dataclass(frozen=True, slots=True)

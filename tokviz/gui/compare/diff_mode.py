@@ -6,8 +6,8 @@ When on, every time all panes hold a result for the same text, the boundary diff
 * in each pane, a thin bar on every cut that pane makes and some other pane does not (the cuts all
   panes share are drawn as always, quietly);
 * in the editor, a thin underline under each stretch where some pane cuts differently from the
-  reference pane: only those in view, redone as the editor scrolls (a 1 MB text can have 60k,
-  and building 3,000 text cursors on it took 1.9 s of the GUI thread);
+  reference pane: only those in view, redone as the editor scrolls (a long text can have tens of
+  thousands, and every text cursor is built on the GUI thread);
 * in a panel under the panes: each pane's agreement with the reference pane (the first, or the one
   chosen) as a percentage of boundaries, and for two panes the differing stretches, each a row that
   jumps there when clicked, or "identical" stated plainly when the ids are equal.

@@ -10,9 +10,9 @@ positions in the raw text, undo and redo keep every character, and `raw_text()` 
 exact text: CRLF comes back as CRLF. Pastes, drops and copies go through the same codec, and the
 characters one cannot see (CR, NBSP, BOM, the separators) get a small mark drawn over them.
 
-A large text goes in by slices, one per event-loop turn (`_Fill`): one `insertText` of 10 MB of
-mixed text took 1.4 s of the GUI thread (load ~8 on two cores), a 64,000-character slice takes
-10-40 ms. Meanwhile the editor is read-only, `raw_text()` is already the whole new text, the
+A large text goes in by slices, one per event-loop turn (`_Fill`): one `insertText` of a large
+text holds the GUI thread for as long as the whole insert takes, a slice only for a frame's worth
+(bench/bench_paste.py measures both). Meanwhile the editor is read-only, `raw_text()` is already the whole new text, the
 slices of a paste join one undo step, and `textChanged` is emitted once, when the last slice is
 in (then `filled`).
 """
@@ -57,8 +57,8 @@ MARKS = {
 }
 ASCII_MARKS = {"␍": "CR", "¶": "PS", "⍽": "_", "↵": "LS", "◇": "NC"}
 MARK_COLOR = QColor("#c2410c")
-#: characters inserted per event-loop turn when a text is larger (10-40 ms of insertText for
-#: mixed text on a loaded machine; bench/bench_paste.py)
+#: characters inserted per event-loop turn when a text is larger: a slice whose insertText stays
+#: within a frame or two on a loaded machine (bench/bench_paste.py)
 FILL_SLICE = 64_000
 MARK_BACKGROUND = QColor(194, 65, 12, 40)
 
@@ -252,8 +252,8 @@ class InputEditor(QPlainTextEdit):
         self.setReadOnly(True)
         # QPlainTextEdit finds its scroll range by laying out the document's last screenful after
         # every change, unless it centers on scroll: after every slice, each at a new end, it
-        # shaped lines nobody sees and kept their layouts (a 1 MB text in 16 slices: ~450 lines,
-        # 9 MiB more than one insert, most of it CJK and emoji font pages). Centering skips that;
+        # shaped lines nobody sees and kept their layouts (with their CJK and emoji font pages,
+        # for the window's life). Centering skips that;
         # the range is found once, when the fill ends.
         fill.was_centered = self.centerOnScroll()
         self.setCenterOnScroll(True)
@@ -286,7 +286,7 @@ class InputEditor(QPlainTextEdit):
                 # the editor's own cursor was where the first slice went in, and moved to its end;
                 # at the start, the next slices (each at the new end) leave it there. Dragged to
                 # the end of the text, it had the last lines laid out for the input method (its
-                # anchor's rectangle): a long CJK line's glyphs, 9 MiB of font pages, unseen.
+                # anchor's rectangle): a long CJK line's glyphs and font pages, never seen.
                 self.setTextCursor(QTextCursor(self.document()))
         finally:
             self.blockSignals(blocked)

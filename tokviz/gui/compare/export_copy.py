@@ -33,7 +33,8 @@ COPY_SHORTCUTS: dict[CopyWhat, str] = {"ids": "Ctrl+Shift+C", "json": "Ctrl+Alt+
 class CopySource(Protocol):
     """What copying needs of a pane."""
 
-    spec: str
+    @property
+    def spec(self) -> str: ...
     view: TokenView
 
     @property

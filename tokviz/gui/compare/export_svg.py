@@ -33,7 +33,8 @@ SUBTLE = "#4b5563"
 
 
 class SvgPane(Protocol):
-    spec: str
+    @property
+    def spec(self) -> str: ...
     view: TokenView
     stats_label: QLabel
 

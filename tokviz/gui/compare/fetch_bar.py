@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QW
 from tokviz.core import catalog
 from tokviz.gui.work.worker import Job, Throttle, Worker
 
-if TYPE_CHECKING:  # imported when a fetch runs: its archive modules are ~1.4 MiB the window rarely needs
+if TYPE_CHECKING:  # imported when a fetch runs: the window rarely needs its archive modules' memory
     from tokviz.core.fetch import FetchResult
 
 THROTTLE_S = 0.05  # at most one progress signal per 50 ms (except the terminal ones)

@@ -4,12 +4,14 @@ pane; or an id (Ctrl+G), every occurrence of which in the current pane is listed
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from tokviz.gui.compare.pane import TokenPane
 
 FindMode = Literal["text", "id"]
 MAX_LISTED = 12
@@ -20,8 +22,8 @@ class FindHost(Protocol):
 
     def text(self) -> str: ...
     def select_chars(self, start: int, end: int) -> None: ...
-    def current_pane(self) -> Any: ...
-    def select_token(self, pane: Any, index: int) -> None: ...
+    def current_pane(self) -> TokenPane | None: ...
+    def select_token(self, pane: TokenPane, index: int) -> None: ...
 
 
 def find_all(text: str, needle: str) -> list[int]:
@@ -75,7 +77,7 @@ class FindBar(QWidget):
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close_bar)
         self.matches: list[int] = []  # char offsets (text) or token indices (id)
         self.current = -1
-        self._pane: Any = None
+        self._pane: TokenPane | None = None
         self.hide()
 
     @property

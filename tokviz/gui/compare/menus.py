@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QInputDialog, QMenu, QMenuBar
@@ -18,6 +18,8 @@ from tokviz.core.resources import samples
 from tokviz.gui.compare.add_menu import AddMenu
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.export_copy import COPY_SHORTCUTS, COPY_TITLES, CopyWhat
+from tokviz.gui.compare.find_bar import FindBar
+from tokviz.gui.compare.pane import TokenPane
 from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.theme import icon
 
@@ -25,14 +27,16 @@ from tokviz.gui.widgets.theme import icon
 class MenuHost(Protocol):
     """What the menus need of the compare window."""
 
-    options: ViewOptions
     sync_scroll: bool
-    find_bar: Any  # find_bar.FindBar
-    context_limit: int | None
+    find_bar: FindBar
     legend_action: QAction
 
     @property
-    def panes(self) -> Sequence[Any]: ...
+    def options(self) -> ViewOptions: ...
+    @property
+    def context_limit(self) -> int | None: ...
+    @property
+    def panes(self) -> Sequence[TokenPane]: ...
     def menuBar(self) -> QMenuBar: ...  # noqa: N802 (Qt's name)
     def close(self) -> bool: ...
     def choose_text_file(self) -> None: ...
@@ -44,11 +48,11 @@ class MenuHost(Protocol):
     def set_diff_mode(self, on: bool) -> None: ...
     def diff_mode_on(self) -> bool: ...
     def can_load(self, entry: catalog.CatalogEntry) -> bool: ...
-    def add_pane(self, spec: str) -> object: ...
+    def add_pane(self, spec: str) -> TokenPane: ...
     def offer_fetch(self) -> None: ...
-    def remove_pane(self, pane: Any) -> None: ...
-    def move_pane(self, pane: Any, delta: int) -> None: ...
-    def current_pane(self) -> Any: ...
+    def remove_pane(self, pane: TokenPane) -> None: ...
+    def move_pane(self, pane: TokenPane, delta: int) -> None: ...
+    def current_pane(self) -> TokenPane | None: ...
     def copy_from_pane(self, what: CopyWhat) -> None: ...
 
 
@@ -172,13 +176,13 @@ def _pop_up_beside(bar: QMenuBar, menu: QMenu, sub: QMenu) -> None:
     sub.popup(bar.mapToGlobal(bar.actionGeometry(menu.menuAction()).bottomLeft()))
 
 
-def _on_current_pane(w: MenuHost, act: Callable[[Any], object]) -> None:
+def _on_current_pane(w: MenuHost, act: Callable[[TokenPane], object]) -> None:
     pane = w.current_pane()
     if pane is not None:
         act(pane)
 
 
-def _fill_pane_menu(menu: QMenu, w: MenuHost, act: Callable[[Any], object]) -> None:
+def _fill_pane_menu(menu: QMenu, w: MenuHost, act: Callable[[TokenPane], object]) -> None:
     menu.clear()
     for pane in w.panes:
         menu.addAction(pane.title.text(), partial(act, pane))

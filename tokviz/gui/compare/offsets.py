@@ -32,7 +32,7 @@ class Utf16Map:
         if self._u16 is None:
             cps = np.frombuffer(self.text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
             # int32: a text's UTF-16 offsets fit below 2**31 (the editor's own limit); 4 bytes a
-            # character kept for the window's life, not 8 (3.2 MB of a 1 MB text with emoji)
+            # character kept for the window's life, not 8
             self._u16 = np.zeros(len(cps) + 1, dtype=np.int32 if 2 * len(cps) < 2**31 else np.int64)
             np.cumsum((cps > 0xFFFF) + 1, out=self._u16[1:])
         return self._u16

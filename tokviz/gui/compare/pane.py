@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import html
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -37,6 +36,7 @@ from tokviz.gui.compare.stream_dialog import MAX_STREAM_TOKENS
 from tokviz.gui.compare.token_view import TokenView
 from tokviz.gui.widgets.labels import ElidedLabel
 from tokviz.gui.widgets.theme import icon
+from tokviz.model.compare import PaneModel
 from tokviz.service import protocol as p
 from tokviz.service.client import Died, Event
 from tokviz.service.protocol import TokenizerInfo
@@ -46,9 +46,11 @@ MAX_OCCURRENCES_SHOWN = 8
 
 
 class TokenPane(QFrame):
-    """Shows how one tokenizer cuts the window's text. Its vocabulary lives in the tokenizer
-    service (`tokviz.gui.compare.service`): the pane sends requests and handles replies as events
-    on the GUI thread; an encoding is prepared into cells off the GUI thread (`Preparer`)."""
+    """Shows how one tokenizer cuts the window's text. It renders a `PaneModel` (its spec, policy
+    and "as the model sees it", sent there as intents from its controls; the last encoding
+    received). Its vocabulary lives in the tokenizer service (`tokviz.gui.compare.service`): the
+    pane sends requests and handles replies as events on the GUI thread; an encoding is prepared
+    into cells off the GUI thread (`Preparer`)."""
 
     remove_requested = Signal(object)  # self
     move_requested = Signal(object, int)  # self, -1 left / +1 right
@@ -63,11 +65,12 @@ class TokenPane(QFrame):
     stream_ready = Signal(object, object, object, object)  # self, ids, naive, buffered
 
 
-    def __init__(self, spec: str, *, options: ViewOptions, fonts: Fonts | None = None,
-                 policy: str = "none", parent: QWidget | None = None) -> None:
+    def __init__(self, model: PaneModel | str, *, options: ViewOptions, fonts: Fonts | None = None,
+                 parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("tokenPane")
-        self.spec = spec
+        #: what this pane shows (a spec alone: a model of its own, with the default policy)
+        self.model = PaneModel(model) if isinstance(model, str) else model
         self.options = options
         self.tokenizer: TokenizerInfo | None = None
         self.result: PaneResult | None = None
@@ -76,13 +79,16 @@ class TokenPane(QFrame):
         self._text: str | None = None
         self._gen = 0
         self._asked: _Asked | None = None  # the request at hand
-        #: the last encoding received: (text, policy, model_adds, encoding), reused when only the
-        #: view options change
-        self._encoded: tuple[str, SpecialPolicy, bool, Encoding] | None = None
         self._stream: tuple[int, list[int]] = (0, [])  # the last stream asked for: its number, its ids
         self._load_retried = False
-        self._build_ui(policy, fonts)
+        self._build_ui(self.model.policy_text, fonts)
+        self.model.events.policy.connect(self._on_policy)
+        self.model.events.model_adds.connect(self._on_model_adds)
         self._attach()
+
+    @property
+    def spec(self) -> str:
+        return self.model.spec
 
     # -- UI --------------------------------------------------------------------------------
     def _build_ui(self, policy: str, fonts: Fonts | None) -> None:
@@ -131,9 +137,9 @@ class TokenPane(QFrame):
         policy_row.addWidget(self.policy_combo, 1)
         # "as the model sees it": the BOS/EOS the model's own tokenizer adds (shown once loaded,
         # for a model that adds any), so the count is the one Hugging Face's tokenizer reports
-        self.model_adds_check = QCheckBox()
+        self.model_adds_check = QCheckBox(checked=self.model.model_adds)
         self.model_adds_check.hide()
-        self.model_adds_check.toggled.connect(self._on_model_adds)
+        self.model_adds_check.toggled.connect(self.model.set_model_adds)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True, textFormat=Qt.TextFormat.RichText)
         self.warning.linkActivated.connect(self._on_warning_link)
@@ -210,10 +216,13 @@ class TokenPane(QFrame):
         return self._key is not None
 
     def shutdown(self) -> None:
-        """Let go of the service (the last pane to go stops its process) and of any preparation."""
+        """Let go of the service (the last pane to go stops its process), of any preparation, and
+        of its model's events (the model would hold the pane, and the pane the model)."""
         key, self._key = self._key, None
         if key is not None:
             _release(key, self)
+        self.model.events.policy.disconnect(self._on_policy)
+        self.model.events.model_adds.disconnect(self._on_model_adds)
 
     def request_stream(self) -> bool:
         """Ask the tokenizer service for the naive and buffered decode of this pane's tokens;
@@ -227,7 +236,7 @@ class TokenPane(QFrame):
     # -- requests --------------------------------------------------------------------------
     @property
     def policy(self) -> SpecialPolicy:
-        return SpecialPolicy.parse(self.policy_combo.currentText().strip() or "none")
+        return self.model.policy
 
     def set_text(self, text: str) -> None:
         """Tokenize `text` (not again while this very text is being tokenized or shown: a large
@@ -247,20 +256,30 @@ class TokenPane(QFrame):
 
     @property
     def model_adds(self) -> bool:
-        """The pane shows the text as the model sees it, with the BOS/EOS its tokenizer adds."""
-        return self.model_adds_check.isChecked() and not self.model_adds_check.isHidden()
+        """The pane shows the text as the model sees it, with the BOS/EOS its tokenizer adds (asked
+        for, and this tokenizer adds some)."""
+        return self.model.model_adds and self.tokenizer is not None and self.tokenizer.adds_specials
 
     def set_model_adds(self, on: bool) -> None:
-        self.model_adds_check.setChecked(on)
+        self.model.set_model_adds(on)
 
-    def _on_model_adds(self, _on: bool) -> None:
+    def _on_model_adds(self, model: PaneModel) -> None:
+        with QSignalBlocker(self.model_adds_check):
+            self.model_adds_check.setChecked(model.model_adds)
         self._submit()
 
     def set_policy(self, spec: str) -> None:
-        self.policy_combo.setCurrentText(spec)
-        self._submit()
+        """Cut by the policy `spec` (asked for again even when it is the policy at hand)."""
+        if not self.model.set_policy(spec):
+            self._submit()
 
     def _policy_edited(self, *_args: object) -> None:
+        if not self.model.set_policy(self.policy_combo.currentText()):
+            self._on_policy(self.model)  # the same policy: asked again only after a failure
+
+    def _on_policy(self, model: PaneModel) -> None:
+        if self.policy_combo.currentText().strip() != model.policy_text:
+            self.policy_combo.setCurrentText(model.policy_text)
         if self.result is None or self.result.policy != self.policy or self.error:
             self._submit()
 
@@ -272,10 +291,9 @@ class TokenPane(QFrame):
         self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
         asked = self._asked = _Asked(self._gen, self._text, self.policy, self.model_adds, self.options,
                                      time.perf_counter())
-        last = self._encoded
-        if (last is not None and last[1] == asked.policy and last[2] == asked.model_adds
-                and (last[0] is asked.text or last[0] == asked.text)):
-            self._prepare(last[3], [], received=False)  # only the view options changed: the last encoding serves
+        last = self.model.encoding_for(asked.text, asked.policy, asked.model_adds)
+        if last is not None:
+            self._prepare(last, [], received=False)  # only the view options changed: the last encoding serves
         else:
             self._send(asked)
 
@@ -379,7 +397,7 @@ class TokenPane(QFrame):
         self.busy = False
         asked = self._asked
         if asked is not None and isinstance(result.tokens, Encoding):  # what a change of view options reuses
-            self._encoded = (asked.text, asked.policy, asked.model_adds, result.tokens)
+            self.model.receive(asked.text, asked.policy, asked.model_adds, result.tokens)
         self.error = None
         self.warning.hide()
         self._note_unknown_specials()
@@ -395,6 +413,7 @@ class TokenPane(QFrame):
             return
         self.busy = False
         self.result = None
+        self.model.fail()
         self.view.set_result(None)
         found = self._refused_special()
         if found is not None:
@@ -406,10 +425,9 @@ class TokenPane(QFrame):
         self.updated.emit(self)
 
     def _refused_special(self) -> tuple[str, int] | None:
-        """Under `raise`, the first special token's text in the input and where it starts."""
-        if self.tokenizer is None or self._text is None or self.policy.disallowed_special != "all":
+        if self.tokenizer is None or self._text is None:
             return None
-        return first_special(self._text, self.tokenizer.special_tokens)
+        return self.model.refused_special(self._text, self.tokenizer.special_tokens)
 
     def _show_refused(self, token: str, start: int) -> None:
         text = self._text or ""
@@ -511,19 +529,6 @@ class TokenPane(QFrame):
         more = "…" if len(where) > MAX_OCCURRENCES_SHOWN else ""
         info = self.view.tooltip_for(index).replace("\n", " · ")
         return f"{info}\noccurs {len(where)}× in this text: {shown}{more}"
-
-
-def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
-    """The special token whose text occurs first in `text` (the longest at a tie) and where.
-
-    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
-    ('<|fim_prefix|>', 2)
-    """
-    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
-    if not found:
-        return None
-    start, _, token = min(found)
-    return token, start
 
 
 @dataclass

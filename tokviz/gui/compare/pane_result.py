@@ -90,8 +90,8 @@ def prepare(cols: Encoding, options: ViewOptions, fonts: Fonts) -> tuple[
     Encoding, CellColumn, TokenWidths, LineBreaks
 ]:
     """Tokens, cells, widths and line breaks; Python code runs once per distinct (id, bytes)
-    and once per distinct fragment run, never once per token (a loop or list over 300k tokens
-    holds this process's GIL for tens of milliseconds at a stretch: a stall of the window).
+    and once per distinct fragment run, never once per token (a loop or list over every token of
+    a long text would hold this process's GIL for long stretches: a stall of the window).
     What is kept per token is the cell column alone (2 bytes a token where the cells number
     65536 or fewer): widths are one per cell, newlines one per line."""
     tokens = cols

@@ -40,8 +40,8 @@ class TokenWidths:
     `measured_later` makes one whose cells are measured when their widths are first read, by the
     thread that reads them (the GUI thread, which lays the cells out and draws them): a thread
     that measured for it would open its own FreeType faces of every font the labels fall back to
-    (Qt's font cache is per thread), the CJK and emoji faces' pages resident twice. The distinct
-    labels of a 1 MB text cut four ways number a few thousand, measured in ~15 ms.
+    (Qt's font cache is per thread), the CJK and emoji faces' pages resident twice. A text has far
+    fewer distinct labels than tokens, so measuring them there is a small part of a layout.
 
     >>> later = TokenWidths.measured_later(["ab", "c"], np.array([1, 0, 1]), lambda: lambda cell: 8.0 * len(cell))
     >>> later.unmeasured, later[0:2].tolist(), later.unmeasured, later[2], later.table.tolist()
@@ -100,8 +100,8 @@ class TokenWidths:
             width_of = self._width_of[thread] = self._measurer()
         table, own, missing = self._table, self._cells, self._missing
         for i, k in enumerate(cells.tolist()):
-            # after every cell: the first label of a script opens its fallback font's faces
-            # (~10 ms each for CJK and emoji), and two such in one slice made a 50 ms stall
+            # after every cell: the first label of a script opens its fallback font's faces, a slow
+            # step, and two such in one slice would overrun its deadline twice over
             table[k] = width_of(own[k])
             missing[k] = False
             if deadline is not None and time.perf_counter() > deadline:
@@ -157,10 +157,10 @@ class TokenLayout:
     computed for a chunk of tokens at a time in numpy (a `searchsorted` over the chunk's running
     sum of widths for the wrap, one over the breaks for the next newline); the chain of line
     starts through the chunk is then followed in numpy too, by pointer doubling (`_chain`), so no
-    Python code runs per line (following it one line per step was half of a 1 MB pane's 90 ms of
-    layout, all of it on the GUI thread). What it keeps is 4 bytes a line: no per-token Python
-    object (a list of 300k floats was 10 MB per pane) and no per-token array (an x per token was
-    8 bytes a token: the sums are of a chunk while it is placed, of a line while it is drawn).
+    Python code runs per line (a step per line would be most of a long pane's layout, all of it on
+    the GUI thread). What it keeps is 4 bytes a line: no per-token Python object (a float object
+    per token) and no per-token array (an x per token would be 8 bytes a token: the sums are of a
+    chunk while it is placed, of a line while it is drawn).
     Widths are multiples of 1/64 pixel, so every float64 sum of them is exact: a sum over a
     chunk or a line is the one over the whole text, whatever its order.
 
@@ -178,8 +178,8 @@ class TokenLayout:
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
         self._breaks = newlines if isinstance(newlines, LineBreaks) else LineBreaks.from_counts(newlines)
-        # an array, not a list: 4 bytes a line instead of ~40 (a pointer and an int object; 8 MB
-        # for the 218k lines of four 1 MB panes); it appends, indexes and bisects as a list does
+        # an array, not a list: 4 bytes a line instead of a pointer and an int object; it appends,
+        # indexes and bisects as a list does
         self.line_starts = array("i", [0] if self.count else [])
         self._next = 0  # first token not yet placed
         self.done = self.count == 0

@@ -1,8 +1,8 @@
 """The token view: a custom-painted, virtualized rendering of one pane's tokens.
 
 Only the lines inside the viewport are painted; lines are broken in time-sliced chunks by
-`TokenLayout` (a QTimer keeps calling `advance` with a few milliseconds of budget), so a 1 MB text
-with 300k tokens neither freezes the window nor builds a widget or an HTML span per token.
+`TokenLayout` (a QTimer keeps calling `advance` with a small budget each time), so a long text
+neither freezes the window nor builds a widget or an HTML span per token.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
 SELECTION_FILL = QColor(37, 99, 235, 70)  # a selected range of tokens (drag, Shift+arrows, Ctrl+A)
 BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
-#: what the painted lines kept may hold (a line is viewport-wide: 330 px of a four-pane window is
-#: 45 KB, a 1900 px pane 270 KB; 400 lines of those, kept after a scroll through, were 18-110 MB)
+#: what the painted lines kept may hold (a line's pixmap is viewport-wide, so without a bound in
+#: bytes a scroll through a long text would keep every line it passed)
 LINE_CACHE_BYTES = 6 << 20
 LINE_CACHE_SCREENS = 3  # but always this many screenfuls, whatever they take
 
@@ -472,7 +472,7 @@ class TokenView(QAbstractScrollArea):
                 break  # where the next line placed begins: nothing on it yet (and no pixmap to keep)
             y = MARGIN + line * self._line_h - top
             if line not in self._line_cache and time.perf_counter() > deadline:
-                # painting new lines costs ~2 ms each: finish them in the next paint, so four
+                # past the paint's budget: finish the new lines in the next paint, so four
                 # panes receiving results together never freeze the window
                 # (the viewport as the timer's context: a view deleted before it fires is not called)
                 viewport = self.viewport()

@@ -1,4 +1,9 @@
-"""The compare window: an input editor above N tokenizer panes side by side."""
+"""The compare window: an input editor above N tokenizer panes side by side.
+
+The window renders a `CompareModel` (tokviz.model.compare: the text, the panes in order, the view
+options, the context limit): its editor, menus and panes send intents to the model, and the
+model's events update the widgets.
+"""
 
 from __future__ import annotations
 
@@ -45,6 +50,7 @@ from tokviz.gui.compare.stream_dialog import StreamDialog
 from tokviz.gui.tools.menu import ToolWindows
 from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
+from tokviz.model.compare import CompareModel, PaneModel, PanesChanged
 
 DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
@@ -65,10 +71,9 @@ class MainWindow(QMainWindow):
         # builds the Dataset tab (tokviz.gui.dataset.panel.DatasetPanel), passed in by gui.app likewise
         self._dataset_factory = dataset_factory
         self._restore = restore
-        self.options = ViewOptions()
-        self.panes: list[TokenPane] = []
+        self.model = CompareModel()
+        self.panes: list[TokenPane] = []  # the model's panes, rendered, in its order
         self.sync_scroll = True
-        self.context_limit: int | None = None
         #: the text the panes cut, with its UTF-16 offsets (the editor's units); the diff mode reads it
         self.offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
@@ -79,6 +84,10 @@ class MainWindow(QMainWindow):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.flush_text)
         self._build_ui()
+        self.model.events.text.connect(self._on_text)
+        self.model.events.panes.connect(self._on_panes_changed)
+        self.model.events.options.connect(self._on_options)
+        self.model.events.context_limit.connect(self._on_context_limit)
         self.diff = DiffMode(self)
         self.splitter.addWidget(self.diff.panel)
         self.tools = ToolWindows(self, self)
@@ -89,9 +98,8 @@ class MainWindow(QMainWindow):
         policies = saved.get("policies", []) if not specs else []
         model_adds = saved.get("model_adds", []) if not specs else []
         for i, spec in enumerate(initial):
-            pane = self.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none")
-            if i < len(model_adds) and model_adds[i] == "1":  # as the model sees it, remembered
-                pane.set_model_adds(True)
+            self.model.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none",
+                                model_adds=i < len(model_adds) and model_adds[i] == "1")  # as remembered
         if not specs and catalog.missing_preferred():  # a fresh machine: offer to fetch the catalog
             self.fetch_bar.offer()
             self.fetch_bar.show()
@@ -122,7 +130,7 @@ class MainWindow(QMainWindow):
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         self.pane_splitter.setChildrenCollapsible(False)
         # the panes scroll sideways once they would be narrower than MIN_PANE_WIDTH: their widths
-        # never add up into the window's minimum width (six panes widened the window to 1522 px)
+        # never add up into the window's minimum width (six panes would widen the window past a screen)
         self.pane_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
         self.pane_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.pane_scroll.setWidget(self.pane_splitter)
@@ -216,7 +224,7 @@ class MainWindow(QMainWindow):
                 if self.chat_panel.restore_note:  # said while it was built, before the connection
                     self.show_message(self.chat_panel.restore_note)
                 self.modes.addWidget(self.chat_panel)
-            self.chat_panel.set_specs([p.spec for p in self.panes])
+            self.chat_panel.set_specs(self.model.specs())
             self.modes.setCurrentWidget(self.chat_panel)
         elif index == 2 and self._dataset_factory is not None:
             self.modes.setCurrentWidget(self.ensure_dataset_panel())
@@ -235,7 +243,7 @@ class MainWindow(QMainWindow):
             self.dataset_panel.open_chat.connect(self._open_example_chat)
             self.modes.addWidget(self.dataset_panel)
         if self.dataset_panel is not None:
-            self.dataset_panel.set_specs([p.spec for p in self.panes])
+            self.dataset_panel.set_specs(self.model.specs())
         return self.dataset_panel
 
     def _open_example_text(self, text: str) -> None:
@@ -261,9 +269,14 @@ class MainWindow(QMainWindow):
     def flush_text(self) -> None:
         """Give every pane the editor's text. A large text is asked for while it still goes into
         the editor by slices (`raw_text()` is already all of it): the tokenizer process works
-        meanwhile instead of waiting for the editor (1 MB: ~0.1-0.15 s of slices)."""
+        meanwhile instead of waiting for the editor."""
         self._debounce.stop()
-        text = self.text()
+        self.model.set_text(self.text())
+
+    def _on_text(self, text: str) -> None:
+        if text is not self.text() and text != self.text():  # the model's text, set but not typed
+            with QSignalBlocker(self.editor):
+                self.editor.set_raw_text(text)
         if text != self.offsets.text:  # a large paste asks twice: as it starts and once it is in
             self.offsets = Utf16Map(text)
         for pane in self.panes:
@@ -326,8 +339,36 @@ class MainWindow(QMainWindow):
             self.add_pane(path)
 
     # -- panes -----------------------------------------------------------------------------
+    @property
+    def options(self) -> ViewOptions:
+        return self.model.options
+
+    @property
+    def context_limit(self) -> int | None:
+        return self.model.context_limit
+
     def add_pane(self, spec: str, *, policy: str = "none") -> TokenPane:
-        pane = TokenPane(spec, options=self.options, policy=policy)
+        return self._pane_of(self.model.add_pane(spec, policy=policy))
+
+    def _pane_of(self, model: PaneModel) -> TokenPane:
+        return next(pane for pane in self.panes if pane.model is model)
+
+    def _on_panes_changed(self, change: PanesChanged) -> None:
+        if change.kind == "added":
+            self._add_pane_widget(change.pane)
+            return
+        pane = self._pane_of(change.pane)
+        if change.kind == "removed":
+            self._remove_pane_widget(pane)
+        else:
+            self.panes.remove(pane)
+            self.panes.insert(change.index, pane)
+            self.pane_splitter.insertWidget(change.index, pane)
+            self._refresh_stats()
+            self.diff.refresh()
+
+    def _add_pane_widget(self, model: PaneModel) -> None:
+        pane = TokenPane(model, options=self.options)
         pane.remove_requested.connect(self.remove_pane)
         pane.move_requested.connect(self.move_pane)
         pane.stream_requested.connect(self.open_stream)
@@ -344,7 +385,6 @@ class MainWindow(QMainWindow):
         self._fit_panes()
         pane.set_text(self.offsets.text)
         self._refresh_stats()
-        return pane
 
     def add_trained_pane(self, spec: str) -> TokenPane:
         """A finished training run's vocabulary: its pane takes the place of the previous run's
@@ -366,12 +406,13 @@ class MainWindow(QMainWindow):
 
     def _on_vocab_arrived(self, name: str) -> None:
         """A fetched vocabulary: give it a pane while the window shows fewer than four."""
-        if len(self.panes) < MAX_AUTO_PANES and name not in {p.spec for p in self.panes}:
+        if len(self.panes) < MAX_AUTO_PANES and name not in self.model.specs():
             self.add_pane(name)
 
     def remove_pane(self, pane: TokenPane) -> None:
-        if pane not in self.panes:
-            return
+        self.model.remove_pane(pane.model)  # a no-op for a pane removed already
+
+    def _remove_pane_widget(self, pane: TokenPane) -> None:
         self.panes.remove(pane)
         pane.shutdown()
         pane.hide()
@@ -383,17 +424,12 @@ class MainWindow(QMainWindow):
         self._show_summary()  # the removed pane is no longer listed
 
     def move_pane(self, pane: TokenPane, delta: int) -> None:
-        i = self.panes.index(pane)
-        j = min(max(i + delta, 0), len(self.panes) - 1)
-        if i == j:
-            return
-        self.panes.insert(j, self.panes.pop(i))
-        self.pane_splitter.insertWidget(j, pane)
-        self._refresh_stats()
-        self.diff.refresh()
+        self.model.move_pane(pane.model, delta)
 
     def set_options(self, **changes: object) -> None:
-        self.options = ViewOptions(**{**self.options.__dict__, **changes})
+        self.model.change_options(**changes)
+
+    def _on_options(self, options: ViewOptions) -> None:
         for pane in self.panes:
             pane.set_options(self.options)
         if self.chat_panel is not None:
@@ -402,7 +438,9 @@ class MainWindow(QMainWindow):
 
     def set_context_limit(self, limit: int | None) -> None:
         """Mark in every pane where a context of `limit` tokens ends (None or 0: no mark)."""
-        self.context_limit = limit or None
+        self.model.set_context_limit(limit)
+
+    def _on_context_limit(self, _limit: int | None) -> None:
         for pane in self.panes:
             pane.view.set_limit(self.context_limit)
         if self.chat_panel is not None:
@@ -413,21 +451,7 @@ class MainWindow(QMainWindow):
 
     def context_summary(self) -> str:
         """Where the limit falls in each pane: the character and the share of the text that fits."""
-        if self.context_limit is None:
-            return "no context limit"
-        text_len = len(self.offsets.text)
-        parts = []
-        for pane in self.panes:
-            if pane.result is None:
-                continue
-            tokens = pane.result.tokens
-            if len(tokens) <= self.context_limit:
-                parts.append(f"{pane.spec}: all {len(tokens):,} tokens fit")
-            else:
-                char = int(pane.result.starts[self.context_limit])
-                share = char / text_len if text_len else 1.0
-                parts.append(f"{pane.spec}: ends at char {char:,} ({share:.0%} fits)")
-        return f"limit {self.context_limit:,} tokens — " + "; ".join(parts)
+        return self.model.context_summary()
 
     def set_diff_mode(self, on: bool) -> None:
         """Show where the panes cut differently (marks, agreement, stretches: `DiffMode`)."""
@@ -462,9 +486,9 @@ class MainWindow(QMainWindow):
 
     def _refresh_stats(self) -> None:
         if self.chat_panel is not None and self.mode == "chat":  # panes added, removed or moved
-            self.chat_panel.set_specs([p.spec for p in self.panes])
+            self.chat_panel.set_specs(self.model.specs())
         if self.dataset_panel is not None:
-            self.dataset_panel.set_specs([p.spec for p in self.panes])
+            self.dataset_panel.set_specs(self.model.specs())
         first = self.panes[0].stats() if self.panes else None  # None while the first pane works
         for i, pane in enumerate(self.panes):
             pane.show_stats(first if i else None)
@@ -596,11 +620,11 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
         mode = s.value("view/mode", "text")
-        self.options = ViewOptions(
+        self.model.set_options(ViewOptions(
             mode=mode if mode in VIEW_MODES else "text",
             visible_whitespace=_as_bool(s.value("view/visible_whitespace", True)),
             color_by_id=_as_bool(s.value("view/color_by_id", False)),
-        )
+        ))
         self.legend_action.setChecked(_as_bool(s.value("view/legend", True)))
         panes = s.value("panes/specs", [])
         panes = [panes] if isinstance(panes, str) else list(panes or [])
@@ -651,7 +675,7 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         s = self.settings
         s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("panes/specs", [p.spec for p in self.panes])
+        s.setValue("panes/specs", self.model.specs())
         s.setValue("panes/policies", [p.policy.label for p in self.panes])
         s.setValue("panes/model_adds", ["1" if p.model_adds else "0" for p in self.panes])
         s.setValue("view/mode", self.options.mode)

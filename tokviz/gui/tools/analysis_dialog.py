@@ -178,7 +178,6 @@ class AnalysisDialog(WorkDialog):
         self.prices: dict[str, float] = {}
         self.outcome: AnalysisOutcome | None = None
         self.analysis: Analysis | None = None
-        self.last_truncated: str | None = None
         self.run: Worker | None = None  # the analysis under way (or the last one)
         self._truncations: list[Worker] = []
         self._build_ui()
@@ -378,7 +377,6 @@ class AnalysisDialog(WorkDialog):
         self.progress.setValue(done)
 
     def _on_truncated(self, outcome: TruncateOutcome) -> None:
-        self.last_truncated = outcome.text
         QGuiApplication.clipboard().setText(outcome.text)
         self.status.setText(
             f"Copied the first {len(outcome.text):,} of {len(self.text):,} characters "

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QMenuBar, QWidget
 
 from tokviz.core import catalog
+from tokviz.core.tokenizer import SpecialPolicy
+from tokviz.core.tokens import Token
 from tokviz.gui.widgets.screen import fit_to_screen
 from tokviz.gui.widgets.theme import icon
 
 # The dialogs are imported when first opened: with what they import (the tokenizer backends,
-# the trainer, the analyses) they were 6.6 MiB of the window's memory from its start.
+# the trainer, the analyses) they would be memory of every window from its start.
 if TYPE_CHECKING:
     from tokviz.gui.tools.analysis_dialog import AnalysisDialog
     from tokviz.gui.tools.extend_dialog import ExtendDialog
@@ -47,17 +49,40 @@ def on_screen(dialog: D) -> D:
     return dialog
 
 
+class PaneTokens(Protocol):
+    @property
+    def tokens(self) -> Sequence[Token]: ...
+
+
+class PaneView(Protocol):
+    def token_for_char(self, char: int) -> int | None: ...
+    def ensure_visible(self, index: int) -> None: ...
+
+
+class ToolPane(Protocol):
+    """What the tools read of a compare pane (`TokenPane`, which this package does not import)."""
+
+    @property
+    def spec(self) -> str: ...
+    @property
+    def policy(self) -> SpecialPolicy: ...
+    @property
+    def result(self) -> PaneTokens | None: ...
+    @property
+    def view(self) -> PaneView: ...
+
+
 class ToolHost(Protocol):
     """What the tools need of the compare window."""
 
     @property
-    def panes(self) -> Sequence[Any]: ...  # each with .spec, .policy, .result
+    def panes(self) -> Sequence[ToolPane]: ...
     def text(self) -> str: ...
     def selected_chars(self) -> tuple[int, int]: ...
     def highlight_chars(self, start: int, end: int) -> None: ...
     def add_pane(self, spec: str) -> object: ...
     def add_trained_pane(self, spec: str) -> object: ...
-    def current_pane(self) -> Any: ...  # the focused pane, else one with a selection, else the first
+    def current_pane(self) -> ToolPane | None: ...  # the focused pane, else one with a selection, else the first
     def show_message(self, message: str) -> None: ...
 
 
@@ -85,7 +110,7 @@ class ToolWindows(QObject):
         menu.addAction(icon("train"), "&Train a vocabulary…", QKeySequence(SHORTCUTS["trainer"]), self.open_trainer)
         return menu
 
-    def _pane_submenu(self, menu: QMenu, title: str, act: Callable[[Any], object], shortcut: str) -> None:
+    def _pane_submenu(self, menu: QMenu, title: str, act: Callable[[ToolPane], object], shortcut: str) -> None:
         """A submenu of the panes, led by the current pane (the focused or selected one) with the
         tool's shortcut: the action lives in the window, so the shortcut works with the menu shut."""
         sub = menu.addMenu(title)
@@ -107,7 +132,7 @@ class ToolWindows(QObject):
 
         sub.aboutToShow.connect(fill)
 
-    def _on_current(self, act: Callable[[Any], object]) -> None:
+    def _on_current(self, act: Callable[[ToolPane], object]) -> None:
         pane = self._host.current_pane()
         if pane is None:
             self._host.show_message("no tokenizer pane")
@@ -120,7 +145,7 @@ class ToolWindows(QObject):
         return (start, end) if end > start else None
 
     # -- per pane: a new dialog each time -------------------------------------------------------
-    def open_vocabulary(self, pane: Any) -> QDialog:
+    def open_vocabulary(self, pane: ToolPane) -> QDialog:
         from tokviz.gui.tools.vocab_browser import open_vocab_browser
 
         tokens = pane.result.tokens if pane.result is not None else None
@@ -149,7 +174,7 @@ class ToolWindows(QObject):
             if pane.result is not None and (index := pane.view.token_for_char(start)) is not None:
                 pane.view.ensure_visible(index)
 
-    def open_replay(self, pane: Any) -> ReplayDialog:
+    def open_replay(self, pane: ToolPane) -> ReplayDialog:
         from tokviz.gui.tools.replay_dialog import open_replay_dialog
 
         dialog = open_replay_dialog(self._window, pane.spec, self._host.text(), policy=pane.policy,
@@ -157,7 +182,7 @@ class ToolWindows(QObject):
         dialog.jump_to.connect(self._host.highlight_chars)
         return on_screen(dialog)
 
-    def open_pipeline(self, pane: Any) -> PipelineDialog:
+    def open_pipeline(self, pane: ToolPane) -> PipelineDialog:
         from tokviz.gui.tools.pipeline_dialog import open_pipeline_dialog
 
         span = self.selection_or_text()

@@ -3,8 +3,8 @@
 `open_overlap_dialog(parent, specs)` shows an `OverlapDialog` for the panes' vocabularies (two or
 more, chosen by check boxes) and compares them on a `Worker` (`dialog.run`): it loads each one, then
 runs `tokviz.analysis.overlap` (the same numbers `tokviz overlap` prints) with the worker's abort
-flag, reporting each step. Large vocabularies take seconds (o200k beside gemma: ~6 s of loading,
-~5 s of comparing on a quiet machine), so nothing of it runs on the GUI thread.
+flag, reporting each step. Large vocabularies take seconds to load and to compare
+(bench/bench_overlap.py), so nothing of it runs on the GUI thread.
 
 The result: a summary (sizes, shared by all, each pair's common tokens, same ids and Jaccard), the
 breakdowns by script and by length, the tokens only one has in a `QAbstractTableModel` over

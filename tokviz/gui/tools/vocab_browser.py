@@ -1,9 +1,9 @@
 """The vocabulary browser: every id of a tokenizer in a filterable, sortable table.
 
 `VocabBrowser` loads the tokenizer named by a spec and builds `tokviz.analysis.vocabulary`'s
-`VocabularyTable` on a worker thread (1-4 s for 200k ids), then shows it through `VocabTableModel`,
-a `QAbstractTableModel` that reads cells lazily: 200k rows cost one numpy index array, no widget or
-item per row. The details area shows the selected token, the two tokens it is merged from
+`VocabularyTable` on a worker thread (seconds, for a large vocabulary), then shows it through
+`VocabTableModel`, a `QAbstractTableModel` that reads cells lazily: its rows cost one numpy index
+array, no widget or item per row. The details area shows the selected token, the two tokens it is merged from
 (byte-level BPE vocabularies) as buttons, and where it occurs in the window's current text;
 clicking an occurrence emits `jump_to(start, end)` (character offsets) for the window to highlight.
 
@@ -245,7 +245,6 @@ class VocabBrowser(QWidget):
         self.tokenizer: Tokenizer | None = None
         self.table: VocabularyTable | None = None
         self.error: str | None = None
-        self.filter_error = ""
         self._ids: list[int] = []
         self._starts = self._ends = np.zeros(0, dtype=np.int64)
         self._shown_id: int | None = None

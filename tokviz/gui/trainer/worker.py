@@ -4,9 +4,10 @@
 (`tokviz.training.process`: the merge loop would otherwise starve the GUI thread of the GIL) through
 `ChildProcess`, and waits for its messages on the worker's thread. On a `Worker` the run ends in
 exactly one of `returned(TrainingResult)`, `errored` (`failure_message` says it in one line) or
-`aborted`. The messages are `tokviz.training.protocol`'s typed requests and replies. An abort is
-passed on to the child as a `Cancel` request within `POLL_S`; the trainer stops within
-~100 ms and the worker waits for its answer (up to `CANCEL_GRACE_S`) so the child can end its pool.
+`aborted`. The messages are `tokviz.training.protocol`'s typed requests and replies. An abort wakes
+the waiting worker, which passes it on to the child as a `Cancel` request; the trainer stops at its
+next cancel check and the worker waits for its answer (up to `CANCEL_GRACE_S`) so the child can end
+its pool.
 
 Progress is yielded at most every `THROTTLE_S` as a `TrainerProgress`: the newest counters plus
 every merge learned since the previous one, so a live table loses nothing. The last merges are
@@ -197,7 +198,12 @@ def serve_recut(job: Job, *, inbox: Inbox) -> Generator[object, None, None]:
                 if inbox.pending("curve"):  # a newer result or text: this curve is stale
                     break
                 counts.append(encodings.count(result, text, k))
-                time.sleep(0.002)  # hand the GIL to the GUI thread between points (no convoy)
+                # Hand the GIL to the GUI thread between points. Building an encoding with k merges is
+                # Python that holds the GIL; without a release here the GUI thread gets it back only
+                # when the interpreter forces a switch, once per switch interval. It has to be a
+                # sleep of some length: `sleep(0)` or a yield releases the GIL but this thread takes
+                # it straight back before a waiting thread has woken. Not a poll: nothing is waited for.
+                time.sleep(0.002)
             else:
                 yield CurvePoints(gen, ks, counts)
         except Cancelled:

@@ -9,21 +9,24 @@ Qt), and its target gets its end of the pipe first: `target(conn, *args)`.
 `Cancelled` at once, or, given a `cancel` message, sends it and waits up to `grace_s` for the child to
 answer (the trainer's child cleans up its pool). A child that dies is a `ChildDied` with its exit
 code. Leaving the `with` block says goodbye, waits briefly, and terminates a child still busy.
+
+Nothing polls: the wait is one `multiprocessing.connection.wait` on the pipe, the child's sentinel
+(ready when it exits) and a socket pair that the job's abort flag writes to when it is set.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import socket
 import time
 from collections.abc import Callable
+from multiprocessing.connection import wait
 from typing import Any
 
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.worker import Job
 
-POLL_S = 0.05  # how often a waiting worker looks at its abort flag and the child's health
 _NOTHING = object()
-NOTHING = object()  # `poll`: no message yet
 
 
 class ChildDied(RuntimeError):
@@ -42,6 +45,7 @@ class ChildProcess:
         self._goodbye, self._grace_s = goodbye, grace_s
         self.process: Any = None
         self.conn: Any = None
+        self._cancel_sent: float | None = None  # when `receive` sent the cancel message (monotonic)
         self._recv = recv or (lambda conn: conn.recv())  # how the child's messages are read
         self._send = send or (lambda conn, message: conn.send(message))  # and how messages are sent
 
@@ -51,6 +55,7 @@ class ChildProcess:
     def start(self) -> ChildProcess:
         """Spawn the child (`with` does it too); stop() ends it."""
         ctx = multiprocessing.get_context("spawn")
+        self._cancel_sent = None
         self.conn, child_conn = ctx.Pipe()
         self.process = ctx.Process(target=self._target, args=(child_conn, *self._args),
                                    daemon=self._daemon, name=self._name)
@@ -68,35 +73,36 @@ class ChildProcess:
 
     def receive(self, job: Job, *, cancel: object = _NOTHING, grace_s: float = 5.0) -> Any:
         """The child's next message (see the module docstring for aborts and a dead child)."""
-        cancel_sent: float | None = None
-        while True:
-            if job.abort.is_set():
-                if cancel is _NOTHING:
-                    raise Cancelled("aborted")
-                if cancel_sent is None:
-                    cancel_sent = time.monotonic()
-                    try:
-                        self._send(self.conn, cancel)
-                    except OSError:
-                        pass
-                elif time.monotonic() - cancel_sent > grace_s:
-                    raise Cancelled("aborted; the child did not answer")
-            message = self.poll(POLL_S)
-            if message is not NOTHING:
-                return message
+        if not job.abort.is_set():
+            woken, wake = socket.socketpair()
+            with woken, wake, job.abort.waking(lambda: _wake(wake)):
+                ready = wait([self.conn, self.process.sentinel, woken])
+            if self.conn in ready or self.process.sentinel in ready:
+                return self._take()
+        # aborted
+        if cancel is _NOTHING:
+            raise Cancelled("aborted")
+        if self._cancel_sent is None:
+            self._cancel_sent = time.monotonic()
+            try:
+                self._send(self.conn, cancel)
+            except OSError:
+                pass
+        remaining = self._cancel_sent + grace_s - time.monotonic()
+        if remaining > 0 and wait([self.conn, self.process.sentinel], remaining):
+            return self._take()
+        raise Cancelled("aborted; the child did not answer")
 
-    def poll(self, timeout: float) -> Any:
-        """The child's next message, or `NOTHING` when none came within `timeout` seconds;
-        `ChildDied` when the child is gone."""
-        if self.conn.poll(timeout):
+    def _take(self) -> Any:
+        """The message the pipe holds, or `ChildDied` when the child is gone."""
+        if self.conn.poll(0):
             try:
                 return self._recv(self.conn)
             except (EOFError, OSError):
                 self.process.join(1)
                 raise self._died() from None
-        if not self.process.is_alive() and not self.conn.poll(0):
-            raise self._died()
-        return NOTHING
+        self.process.join(1)  # only the sentinel is ready: the child has exited
+        raise self._died()
 
     def _died(self) -> ChildDied:
         return ChildDied(f"the {self.what} process ended unexpectedly (exit code {self.process.exitcode})")
@@ -117,3 +123,10 @@ class ChildProcess:
             if process.is_alive():  # busy with work nobody wants any more
                 process.terminate()
                 process.join(2)
+
+
+def _wake(wake: socket.socket) -> None:
+    try:
+        wake.send(b"x")
+    except OSError:  # closed: the wait it would end is over
+        pass

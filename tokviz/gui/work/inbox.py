@@ -2,7 +2,8 @@
 
 A dragged slider or fast typing asks many times while the worker is busy; only the last request of
 each kind is worth doing. `get(job)` hands out kinds in the order given at construction (counts
-before curves) and raises `Cancelled` when the job is aborted while it waits.
+before curves) and raises `Cancelled` when the job is aborted while it waits: the abort wakes the
+waiting `get` (nothing wakes it on a timer).
 
 >>> inbox = Inbox(("count", "curve")); inbox.put("curve", 1); inbox.put("count", 2); inbox.put("count", 3)
 >>> inbox.pending("count"), inbox.get(Job(print)), inbox.get(Job(print))
@@ -16,8 +17,6 @@ from collections.abc import Sequence
 
 from tokviz.core.cancel import Cancelled
 from tokviz.gui.work.worker import Job
-
-POLL_S = 0.05  # how often a waiting worker looks at its abort flag
 
 
 class Inbox:
@@ -39,10 +38,14 @@ class Inbox:
             return kind in self._pending
 
     def get(self, job: Job) -> tuple[str, object]:
-        with self._cond:
+        with job.abort.waking(self._wake), self._cond:
             while not self._pending:
                 if job.abort.is_set():
                     raise Cancelled("aborted")
-                self._cond.wait(POLL_S)
+                self._cond.wait()
             kind = next(k for k in self._kinds if k in self._pending)
             return kind, self._pending.pop(kind)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()

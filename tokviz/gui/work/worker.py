@@ -2,9 +2,10 @@
 
 `Worker(work, owner=...)` runs `work(job)` on a QThread of its own. Each run emits exactly one of
 `returned(value)`, `errored(exception)` or `aborted()`, then `finished()` once the thread is gone.
-The work gets a `Job`: `job.abort` is a plain `threading.Event` (set by `worker.abort()` from any
-thread; a queued slot would only run after the work), `job.check()` raises `Cancelled` when it is
-set, and `job.report(value)` sends progress. A generator work reports what it yields, and an abort
+The work gets a `Job`: `job.abort` is an `AbortFlag`, a `threading.Event` (set by `worker.abort()`
+from any thread; a queued slot would only run after the work) that also wakes a work waiting on
+something else (a pipe, a condition: `AbortFlag.waking`), `job.check()` raises `Cancelled` when it
+is set, and `job.report(value)` sends progress. A generator work reports what it yields, and an abort
 is noticed between yields (the generator is closed).
 
 Guarantees, so callers need no bookkeeping of their own:
@@ -29,7 +30,8 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
@@ -48,11 +50,49 @@ def message_of(error: BaseException) -> str:
     return str(error) or type(error).__name__
 
 
+class AbortFlag(threading.Event):
+    """A `threading.Event` that also calls the wake-ups registered with `waking` when it is set, so
+    a work blocked on a pipe or a condition (not on this event) is woken at once, without a timeout.
+
+    >>> flag, woken = AbortFlag(), []
+    >>> with flag.waking(lambda: woken.append(1)):
+    ...     flag.set()
+    >>> flag.set(); woken
+    [1]
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._wakes: list[Callable[[], None]] = []
+        self._wakes_lock = threading.Lock()
+
+    def set(self) -> None:
+        super().set()
+        with self._wakes_lock:
+            wakes = list(self._wakes)
+        for wake in wakes:
+            wake()
+
+    @contextmanager
+    def waking(self, wake: Callable[[], None]) -> Iterator[None]:
+        """Call `wake` (on the setting thread) when the flag is set while the block runs; at once
+        when it is set already. `wake` must be quick and must not block."""
+        with self._wakes_lock:
+            self._wakes.append(wake)
+        try:
+            if self.is_set():  # set before the registration: `set` did not see it
+                wake()
+            yield
+        finally:
+            with self._wakes_lock:
+                self._wakes.remove(wake)
+
+
 class Job:
     """What a work function gets: its abort flag and a way to report progress."""
 
     def __init__(self, report: Callable[[object], None]) -> None:
-        self.abort = threading.Event()
+        self.abort = AbortFlag()
         self._report = report
 
     @property
