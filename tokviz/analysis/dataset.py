@@ -41,6 +41,7 @@ import numpy as np
 
 from tokviz.analysis.chat import MARKER, analyze_chat, check_messages, trusted_special_spans
 from tokviz.analysis.chat_template import ChatTemplate, ChatTemplateError, Rendered
+from tokviz.core.cancel import AbortFlag
 from tokviz.core.records import BATCH, Example, Record, Shard, Skip, list_shards, read_examples, read_shard
 from tokviz.core.tokenizer import Tokenizer
 from tokviz.core.tokens import sanitize
@@ -403,7 +404,10 @@ def _pool(options: DatasetOptions, cancel: threading.Event | None) -> Iterator[c
     finally:
         if cancel is not None and cancel.is_set():
             # ProcessPoolExecutor has no public way to stop a running task before Python 3.14
-            # (`terminate_workers`); its processes are what it would wait for
+            # (`terminate_workers`); before it, its processes are what it would wait for
+            terminate = getattr(pool, "terminate_workers", None)
+            if terminate is not None:
+                terminate()
             for process in list((getattr(pool, "_processes", None) or {}).values()):
                 process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
@@ -411,15 +415,17 @@ def _pool(options: DatasetOptions, cancel: threading.Event | None) -> Iterator[c
 
 def _result(future: cf.Future[list[ExampleCount | Skip]],
             cancel: threading.Event | None) -> list[ExampleCount | Skip] | None:
-    """The future's result, or None as soon as `cancel` is set while it is being counted."""
-    if cancel is None:
-        return future.result()
-    while not cancel.is_set():
-        try:
-            return future.result(timeout=0.1)
-        except cf.TimeoutError:
-            continue
-    return None
+    """The future's result, or None as soon as `cancel` is set while it is being counted.
+
+    An `AbortFlag` (the window's) wakes the wait when it is set; a plain event (the command
+    line's, stopped by Ctrl-C) is looked at when the shard is done."""
+    if not isinstance(cancel, AbortFlag):
+        return None if cancel is not None and cancel.is_set() else future.result()
+    stop: cf.Future[None] = cf.Future()
+    with cancel.waking(lambda: stop.set_result(None) if not stop.done() else None):
+        waiting: list[cf.Future[Any]] = [future, stop]
+        cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
+    return None if cancel.is_set() else future.result()
 
 
 def _sharded(

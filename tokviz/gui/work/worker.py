@@ -28,15 +28,13 @@ panes on a two-core machine would starve the pool. Nor does it stop a worker whe
 from __future__ import annotations
 
 import inspect
-import threading
 import time
-from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator
 from typing import Any, Literal
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from tokviz.core.cancel import Cancelled, check
+from tokviz.core.cancel import AbortFlag, Cancelled, check
 
 Outcome = Literal["returned", "errored", "aborted"]
 
@@ -48,44 +46,6 @@ def message_of(error: BaseException) -> str:
     ('bad size', 'KeyError')
     """
     return str(error) or type(error).__name__
-
-
-class AbortFlag(threading.Event):
-    """A `threading.Event` that also calls the wake-ups registered with `waking` when it is set, so
-    a work blocked on a pipe or a condition (not on this event) is woken at once, without a timeout.
-
-    >>> flag, woken = AbortFlag(), []
-    >>> with flag.waking(lambda: woken.append(1)):
-    ...     flag.set()
-    >>> flag.set(); woken
-    [1]
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._wakes: list[Callable[[], None]] = []
-        self._wakes_lock = threading.Lock()
-
-    def set(self) -> None:
-        super().set()
-        with self._wakes_lock:
-            wakes = list(self._wakes)
-        for wake in wakes:
-            wake()
-
-    @contextmanager
-    def waking(self, wake: Callable[[], None]) -> Iterator[None]:
-        """Call `wake` (on the setting thread) when the flag is set while the block runs; at once
-        when it is set already. `wake` must be quick and must not block."""
-        with self._wakes_lock:
-            self._wakes.append(wake)
-        try:
-            if self.is_set():  # set before the registration: `set` did not see it
-                wake()
-            yield
-        finally:
-            with self._wakes_lock:
-                self._wakes.remove(wake)
 
 
 class Job:
