@@ -88,9 +88,11 @@ def versions() -> dict[str, str]:
 class Cluster:
     """A connection to a Dask cluster (or a local one started for the run); a context manager."""
 
-    def __init__(self, address: str, *, connect_seconds: float = CONNECT_SECONDS,
-                 worker_seconds: float = WORKER_SECONDS) -> None:
+    def __init__(self, address: str, *, connect_seconds: float | None = None,
+                 worker_seconds: float | None = None) -> None:
         self.address = address
+        connect_seconds = connect_seconds or CONNECT_SECONDS
+        worker_seconds = worker_seconds or WORKER_SECONDS
         self._local: Any = None
         try:
             import distributed as _distributed

@@ -85,8 +85,9 @@ def _combine(tables: list[Table]) -> Table:
     return _add_tables(tables)
 
 
-def group_pieces(pieces: Sequence[Piece], sizes: dict[str, int], task_bytes: int = TASK_BYTES) -> list[list[Piece]]:
-    """Pieces in tasks of about `task_bytes`, in order."""
+def group_pieces(pieces: Sequence[Piece], sizes: dict[str, int], task_bytes: int | None = None) -> list[list[Piece]]:
+    """Pieces in tasks of about `task_bytes` (default `TASK_BYTES`), in order."""
+    task_bytes = task_bytes or TASK_BYTES
     tasks: list[list[Piece]] = []
     batch: list[Piece] = []
     size = 0
@@ -102,8 +103,9 @@ def group_pieces(pieces: Sequence[Piece], sizes: dict[str, int], task_bytes: int
     return tasks
 
 
-def group_shards(shards: Sequence[Shard], task_bytes: int = TASK_BYTES) -> list[list[Shard]]:
-    """Shards in tasks of about `task_bytes` (a big shard alone), in order."""
+def group_shards(shards: Sequence[Shard], task_bytes: int | None = None) -> list[list[Shard]]:
+    """Shards in tasks of about `task_bytes` (default `TASK_BYTES`; a big shard alone), in order."""
+    task_bytes = task_bytes or TASK_BYTES
     tasks: list[list[Shard]] = []
     batch: list[Shard] = []
     size = 0

@@ -92,13 +92,45 @@ def _add(record: Record, counter: ChunkCounter, log: PieceLog) -> int:
 
 
 def dataset_report(log: PieceLog, counts: dict[str, int]) -> CorpusReport:
-    """The report of a dataset run: files read, text bytes, the records skipped (in order)."""
+    """The report of a dataset run: files read, text bytes, the records skipped (in order, a
+    record of a byte-range shard named by its line, as the others are)."""
     report = CorpusReport()
     report.files_read = len({path for path, _, _ in log.read})
     report.bytes = sum(size for _, size, _ in log.read)
-    report.files_skipped = list(log.skipped)
+    report.files_skipped = _by_line(log.skipped)
     report.unique_chunks = len(counts)
     return report
+
+
+def _by_line(skipped: Sequence[Skipped]) -> list[Skipped]:
+    """`file:byte N` (where a byte-range shard's reader is) as `file:line L`: newlines counted
+    once per file, up to its last such offset."""
+    offsets: dict[str, set[int]] = {}
+    for s in skipped:
+        path, sep, at = s.path.rpartition(":byte ")
+        if sep and at.isdigit():
+            offsets.setdefault(path, set()).add(int(at))
+    lines: dict[tuple[str, int], int] = {}
+    for path, wanted in offsets.items():
+        line, pos = 1, 0
+        try:
+            with open(path, "rb") as f:
+                for offset in sorted(wanted):
+                    while pos < offset:
+                        block = f.read(min(offset - pos, 1 << 20))
+                        if not block:
+                            break
+                        line += block.count(b"\n")
+                        pos += len(block)
+                    lines[path, offset] = line
+        except OSError:
+            continue
+    out = []
+    for s in skipped:
+        path, sep, at = s.path.rpartition(":byte ")
+        found = lines.get((path, int(at))) if sep and at.isdigit() else None
+        out.append(s if found is None else Skipped(f"{path}:line {found}", s.reason))
+    return out
 
 
 def count_dataset_corpus(
