@@ -23,6 +23,7 @@ This module knows no command, dataset or trainer (see `tokviz.analysis.dataset_c
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 import threading
@@ -107,7 +108,7 @@ class Cluster:
             if workers is not None:
                 self._local = distributed.LocalCluster(
                     n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None)
+                    dashboard_address=None, silence_logs=logging.CRITICAL)  # its chatter is not the user's
                 self.client = distributed.Client(self._local, set_as_default=False)
             else:
                 self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
