@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,56 @@ def test_without_a_scheduler_dask_is_never_imported(tmp_path, inputs, monkeypatc
     )
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert done.stdout.splitlines()[-1] == "0 []"
+
+
+def test_a_worker_without_the_vocabulary_loads_the_one_sent(scheduler):
+    """The workers' vocabulary folder is empty: what they load is what was sent, written under
+    their own local directory by its hash."""
+    from distributed import Client
+
+    def on_worker(shipped: ShippedVocab):
+        import os
+        from pathlib import Path
+
+        from tokviz.core.cluster import worker_directory
+
+        empty = not any(Path(os.environ["TOKVIZ_DATA_DIR"]).iterdir())
+        ids = shipped.load().encode_ordinary_batch(["hello world"])[0]
+        written = sorted(p.name for p in (worker_directory() / "tokviz-vocab" / shipped.digest).iterdir())
+        return empty, list(ids), written
+
+    shipped = ShippedVocab.of("cl100k_base")
+    with Client(scheduler, set_as_default=False) as client:
+        empty, ids, written = client.submit(on_worker, shipped, pure=False).result()
+    assert empty
+    assert ids == [15339, 1917]
+    assert written == [shipped.files[0].name]
+
+
+def test_leaving_early_cancels_the_tasks_on_the_cluster(scheduler, inputs):
+    from tokviz.analysis.dataset_cluster import ClusterCounts
+    from tokviz.core.cluster import Cluster
+
+    shards = dataset.list_shards(inputs, split_bytes=dataset.SHARD_BYTES)
+    with Cluster(scheduler) as running:
+        counts = ClusterCounts(running, dataset.DatasetOptions(("cl100k_base",)))
+        results = counts.shards(shards, None)
+        assert next(results)  # the first shard's counts; the next ones are in flight
+        results.close()  # as on Ctrl+C or an error: the generator's way out
+        counts.close()
+        deadline = time.monotonic() + 20
+        while (left := running.client.run_on_scheduler(_tasks)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert left == 0  # nothing of the run is left on the scheduler, the client still connected
+
+
+def _tasks(dask_scheduler) -> int:
+    return len(dask_scheduler.tasks)
+
+
+def test_local_addresses():
+    assert cluster_module.parse_local("local:3") == 3
+    assert cluster_module.parse_local("local[2]") == 2
+    assert cluster_module.parse_local("tcp://10.0.0.5:8786") is None
+    with pytest.raises(ClusterError, match="local:N needs a whole number"):
+        cluster_module.parse_local("local:0")

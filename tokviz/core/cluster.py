@@ -27,6 +27,7 @@ import logging
 import os
 import tempfile
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -144,8 +145,14 @@ class Cluster:
         return max(1, int(sum(self.client.nthreads().values())))
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        """`client.submit`, never pure (two tasks of the same arguments are still two)."""
-        return self.client.submit(fn, *args, pure=False, **kwargs)
+        """`client.submit`, never pure (two tasks of the same arguments are still two).
+
+        Arguments travel in the task itself, so that the scheduler can run it again when a
+        worker dies (scattered data would die with its workers); Dask's warning about a large
+        task (the vocabularies' bytes) is expected, and not the user's."""
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+            return self.client.submit(fn, *args, pure=False, **kwargs)
 
     def map_ordered(
         self, fn: Callable[..., Any], arguments: Iterable[tuple[Any, ...]], *, ahead: int | None = None,
