@@ -13,11 +13,15 @@ import pytest
 def cluster(tmp_path_factory):
     """A `distributed.LocalCluster` of two worker processes (one thread each) under nannies, which
     start a worker again when one dies."""
+    import dask
     from distributed import LocalCluster
 
     empty = tmp_path_factory.mktemp("worker-data")
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None, env={"TOKVIZ_DATA_DIR": str(empty)}) as running:
+    # a worker fetching a table from one just killed retries the connection this long (30 s by
+    # default) before the scheduler has it made again
+    config = dask.config.set({"distributed.comm.timeouts.connect": "5s"})
+    with config, LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                              dashboard_address=None, env={"TOKVIZ_DATA_DIR": str(empty)}) as running:
         yield running
 
 

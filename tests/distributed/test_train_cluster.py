@@ -67,10 +67,13 @@ def test_the_cli_writes_the_same_vocabulary(tmp_path, scheduler, small_tasks, ca
     assert (tmp_path / "remote.tiktoken").read_bytes() == (tmp_path / "local.tiktoken").read_bytes()
 
 
-def test_a_worker_killed_mid_count_changes_nothing(tmp_path, scheduler, small_tasks, kill_first):
+@pytest.mark.parametrize("stage", ["_map_pieces", "_first_level", "_combine"])
+def test_a_worker_killed_mid_count_changes_nothing(tmp_path, scheduler, small_tasks, kill_first, stage):
+    """Killed while counting, or while reducing: then the tables it held are lost too, and
+    are made again from the tasks they came from."""
     folder = write_corpus(tmp_path / "corpus", seed=7)
     local = train([folder], vocab_size=800, jobs=1)
-    marker = kill_first("_map_pieces")
+    marker = kill_first(stage)
     remote = train([folder], vocab_size=800, scheduler=scheduler)
     assert marker.exists()
     _same(remote, local)
@@ -108,3 +111,4 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     assert code == 1
     assert err[-1].startswith("tokviz train: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
     assert not (tmp_path / "v.tiktoken").exists()
+

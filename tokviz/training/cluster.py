@@ -128,11 +128,16 @@ class _Reduction:
         self.parts = parts
         self.levels: list[list[list[Any]]] = [[] for _ in range(parts)]
         self.ready: list[Any] = []
-        self.futures: list[Any] = []  # everything submitted, for cancelling
+        # the futures nothing submitted yet depends on: cancelling them cancels the run, and a
+        # future handed on to a reduce task leaves it, so that this process holds no reference
+        # that would keep a map's output in a worker's memory once it has been reduced
+        self.live: dict[str, Any] = {}
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def submit(self, fn: Callable[..., Any], *args: Any, using: Sequence[Any] = ()) -> Any:
         future = self.cluster.submit(fn, *args)
-        self.futures.append(future)
+        for used in using:
+            self.live.pop(used.key, None)
+        self.live[future.key] = future
         return future
 
     def finished(self, future: Any) -> None:
@@ -143,7 +148,7 @@ class _Reduction:
     def _flush(self) -> None:
         if self.ready:
             for p in range(self.parts):
-                self._push(p, 0, self.submit(_first_level, p, list(self.ready)))
+                self._push(p, 0, self.submit(_first_level, p, list(self.ready), using=self.ready))
             self.ready = []
 
     def _push(self, part: int, level: int, future: Any) -> None:
@@ -153,7 +158,7 @@ class _Reduction:
         levels[level].append(future)
         if len(levels[level]) >= FAN_IN:
             tables, levels[level] = levels[level], []
-            self._push(part, level + 1, self.submit(_combine, tables))
+            self._push(part, level + 1, self.submit(_combine, tables, using=tables))
 
     def finals(self) -> list[Any]:
         """One future per partition: its whole table."""
@@ -161,7 +166,7 @@ class _Reduction:
         out = []
         for p in range(self.parts):
             rest = [f for level in self.levels[p] for f in level]
-            out.append(rest[0] if len(rest) == 1 else self.submit(_combine, rest))
+            out.append(rest[0] if len(rest) == 1 else self.submit(_combine, rest, using=rest))
         self.levels = [[] for _ in range(self.parts)]
         return out
 
@@ -191,7 +196,7 @@ def _count(
                 fn, args, size = task
                 future = run.submit(fn, *args, parts)
                 sizes[future.key] = size
-                logs.append(run.submit(_log, future))
+                logs.append(run.submit(_log, future))  # the map stays live: its tables are still to reduce
                 running.add(future)
 
         feed()
@@ -209,17 +214,19 @@ def _count(
             found: PieceLog = cluster.result(part)
             log.read.extend(found.read)
             log.skipped.extend(found.skipped)
+            run.live.pop(part.key, None)
         logs = []
         counts: dict[str, int] = {}
         for final in run.finals():
             reporter.check()
             table = cluster.result(final)
+            run.live.pop(final.key, None)
             final.release()
             counts.update(expand(*table))  # the partitions hold disjoint chunks
             del table
         return counts, log
     finally:
-        cluster.cancel(run.futures)
+        cluster.cancel(run.live.values())
 
 
 def _parts(cluster: Cluster) -> int:

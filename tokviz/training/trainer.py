@@ -188,6 +188,9 @@ def _count(
     """The distinct-chunk table of `paths` and its report: files or datasets, here or on a cluster."""
     scan = Reporter(progress, cancel, "scanning")
     if o.dataset or o.field is not None:
+        if o.include or o.exclude or o.gitignore:
+            raise TrainingError("include, exclude and gitignore choose the text files of folders, "
+                                "not what a dataset is read from")
         from tokviz.core.records import DatasetError
         from tokviz.training.datasets import count_dataset_corpus, dataset_shards
 
