@@ -264,8 +264,8 @@ def count_dataset(
 
     `tokenizers` (already loaded, for `options.specs`) are used when counting in this process
     (`jobs` 1). `remote`, when given, counts the shards (or the sample's batches) instead of
-    this process and its workers. Stops quietly, between shards, when `cancel` is set. Raises `TemplateSourceError`
-    when a conversation meets a tokenizer without a chat template.
+    this process and its workers. Stops quietly, between shards, when `cancel` is set. Raises
+    `TemplateSourceError` when a conversation meets a tokenizer without a chat template.
     """
     paths = list(paths)
     shards = list_shards(paths, split_bytes=SHARD_BYTES)

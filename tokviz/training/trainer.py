@@ -11,6 +11,10 @@ input, with a message for the user); `Cancelled` is raised (within ~100 ms of `c
 `Progress` events come from the calling thread, at most every ~50 ms per phase; in the merging
 phase they carry the new merges and the corpus token count (`events.Progress`).
 
+The paths are folders and files of text, or with `dataset` / `field` datasets read as `tokviz
+dataset` reads them (`datasets`); with `scheduler` the counting stage runs on a Dask cluster
+(`cluster`) and the merge loop here, on the same table a local count gives.
+
 This module does not write files (see `vocabfile`) or parse command lines (see `tokviz.cli.train`).
 """
 
