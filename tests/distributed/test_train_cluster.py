@@ -112,3 +112,44 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     assert err[-1].startswith("tokviz train: error: cannot reach the Dask scheduler at tcp://127.0.0.1:9: ")
     assert not (tmp_path / "v.tiktoken").exists()
 
+
+
+def test_ctrl_c_stops_a_local_cluster_quietly(tmp_path):
+    """Ctrl+C in a terminal reaches the whole process group, the local cluster's workers too:
+    one line, status 130, nothing written, no process left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.distributed.data import texts
+
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i in range(8):
+        (folder / f"{i}.txt").write_text(" ".join(texts(2000, seed=20 + i)), encoding="utf-8")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tokviz", "train", str(folder), "-o", str(tmp_path / "v"), "--vocab-size", "5000",
+         "--scheduler", "local:2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in child.stderr:  # the first counting line: the cluster is up, the tasks are out
+        lines.append(line)
+        if line.startswith("counting"):
+            break
+    os.killpg(child.pid, signal.SIGINT)
+    with child.stderr:
+        lines += child.stderr.readlines()
+    assert child.wait(timeout=60) == 130
+    assert lines[-1] == "tokviz train: interrupted; nothing written\n"
+    assert not any("Traceback" in line or "KeyboardInterrupt" in line for line in lines)
+    assert not (tmp_path / "v.tiktoken").exists()
+    deadline = time.monotonic() + 10
+    while True:  # processes of the group still running (an exited one waits for init as a zombie)
+        states = subprocess.run(["ps", "-o", "stat=", "-g", str(child.pid)], capture_output=True, text=True).stdout
+        left = [s for s in states.split() if not s.startswith("Z")]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert left == []

@@ -25,11 +25,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import signal
 import tempfile
 import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,21 @@ def parse_local(address: str) -> int | None:
     if not rest.isdigit() or int(rest) < 1:
         raise ClusterError(f"--scheduler {address}: local:N needs a whole number of workers >= 1")
     return int(rest)
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (on the main thread), so that processes started now ignore it:
+    a terminal's Ctrl+C reaches the whole process group, and a local cluster's workers would
+    each print a traceback. This process cancels the tasks and closes the cluster instead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _one_line(e: BaseException) -> str:
@@ -107,9 +124,10 @@ class Cluster:
         workers = parse_local(address)
         try:
             if workers is not None:
-                self._local = distributed.LocalCluster(
-                    n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                    dashboard_address=None, silence_logs=logging.CRITICAL)  # its chatter is not the user's
+                with _sigint_ignored():  # the workers inherit it: Ctrl+C is this process's to handle
+                    self._local = distributed.LocalCluster(
+                        n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                        dashboard_address=None, silence_logs=logging.CRITICAL)  # its chatter is not the user's
                 self.client = distributed.Client(self._local, set_as_default=False)
             else:
                 self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
