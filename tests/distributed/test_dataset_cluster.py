@@ -116,11 +116,14 @@ def test_a_vocabulary_arrives_checked_by_sha256(tmp_path):
     assert (folder / shipped.files[0].name).read_bytes() == shipped.files[0].data
 
 
-def test_without_a_scheduler_dask_is_never_imported(tmp_path, inputs, monkeypatch):
+@pytest.mark.parametrize("command", ["dataset", "train"])
+def test_without_a_scheduler_dask_is_never_imported(tmp_path, inputs, monkeypatch, command):
     monkeypatch.delenv("TOKVIZ_SCHEDULER", raising=False)
+    argv = [*inputs, "--jobs", "1"] if command == "dataset" else [
+        *inputs, "--dataset", "-o", str(tmp_path / "v"), "--vocab-size", "300"]
     code = (
         "import sys; from tokviz.__main__ import main; "
-        f"status = main(['dataset', *{inputs!r}, '--jobs', '1']); "
+        f"status = main([{command!r}, *{argv!r}]); "
         "print(status, sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )
     done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
