@@ -181,3 +181,17 @@ def test_local_addresses():
     assert cluster_module.parse_local("tcp://10.0.0.5:8786") is None
     with pytest.raises(ClusterError, match="local:N needs a whole number"):
         cluster_module.parse_local("local:0")
+
+
+@pytest.mark.parametrize(("address", "why"), [("nonsense", "missing port number"),
+                                              ("udp://1.2.3.4:1", "unknown address scheme")])
+def test_an_address_that_cannot_work_is_one_line_at_once(tmp_path, address, why):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"text": "hello"}\n')
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "tokviz", "dataset", str(path), "--scheduler", address],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"tokviz: error: cannot reach the Dask scheduler at {address}: {why}")
+    assert done.stderr.count("\n") == 1
+    assert time.monotonic() - started < 15  # no client left behind to time out on the way out

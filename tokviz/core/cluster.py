@@ -71,6 +71,18 @@ def parse_local(address: str) -> int | None:
     return int(rest)
 
 
+def _check_address(address: str) -> None:
+    """Raise ValueError for an address Dask could never connect to (no port, unknown scheme)."""
+    from distributed.comm import parse_address
+    from distributed.comm.addressing import parse_host_port
+    from distributed.comm.registry import get_backend
+
+    scheme, location = parse_address(address)
+    get_backend(scheme)
+    if scheme in ("tcp", "tls"):
+        parse_host_port(location)
+
+
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
     """SIGINT ignored meanwhile (on the main thread), so that processes started now ignore it:
@@ -130,6 +142,7 @@ class Cluster:
                         dashboard_address=None, silence_logs=logging.CRITICAL)  # its chatter is not the user's
                 self.client = distributed.Client(self._local, set_as_default=False)
             else:
+                _check_address(address)  # before a Client: a half-made one hangs on its way out
                 self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
             self._close_local()
