@@ -195,3 +195,30 @@ def test_an_address_that_cannot_work_is_one_line_at_once(tmp_path, address, why)
     assert done.stderr.startswith(f"tokviz: error: cannot reach the Dask scheduler at {address}: {why}")
     assert done.stderr.count("\n") == 1
     assert time.monotonic() - started < 15  # no client left behind to time out on the way out
+
+
+def test_a_model_folder_sends_its_tokenizer_files_not_its_weights(tmp_path, vocab_path, scheduler, monkeypatch):
+    import shutil
+
+    from distributed import Client
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    shutil.copy(vocab_path("deepseek-v3"), folder / "tokenizer.json")
+    config = {"add_bos_token": True, "bos_token": "<｜begin▁of▁sentence｜>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "model.safetensors").write_bytes(b"\0" * 100_000)
+    (folder / "config.json").write_text("{}")
+    shipped = ShippedVocab.of(str(folder))
+    assert sorted(f.name for f in shipped.files) == ["tokenizer.json", "tokenizer_config.json"]
+
+    from tokviz.core import catalog
+
+    text = "Weights stay home; the tokenizer travels. 東京"
+    here = catalog.load(str(folder)).encode_ordinary_batch([text])[0]
+    with Client(scheduler, set_as_default=False) as client:
+        there = client.submit(lambda v: list(v.load().encode_ordinary_batch([text])[0]), shipped, pure=False).result()
+    assert there == list(here)
+    monkeypatch.setattr(cluster_module, "SHIP_LIMIT", 1000)
+    with pytest.raises(ClusterError, match="too much to send to the workers"):
+        ShippedVocab.of(str(folder))

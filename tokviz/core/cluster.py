@@ -280,25 +280,30 @@ class ShippedVocab:
 
     @classmethod
     def of(cls, spec: str) -> ShippedVocab:
-        """The files of `spec`: a catalog name or a vocabulary file or folder."""
-        from tokviz.core import catalog
+        """The files of `spec`: a catalog name, a vocabulary file (with its sidecar and the
+        tokenizer files beside it), a model folder or a `hf:` snapshot (its tokenizer files, not
+        its weights). Raises `ClusterError` for what cannot be sent (a `BASE+EXTRA` spec, or more
+        than `SHIP_LIMIT` bytes: a GGUF model, say)."""
+        from tokviz.core import catalog, discovery
 
         entry = catalog.find(spec)
         if entry is not None:
-            path = entry.verified_path()
-            return cls(spec, (ShippedFile.read(path),), entry=entry)
+            return cls(spec, (_read_checked(spec, entry.verified_path()),), entry=entry)
         path = Path(spec).expanduser()
+        if discovery.is_local_spec(spec):
+            found = discovery.resolve(spec)
+            path = found.folder if found.folder is not None else found.path
         if path.is_dir():
-            files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
-            return cls(spec, tuple(map(ShippedFile.read, files)))
+            return cls(spec, _read_all(spec, [p for p in sorted(path.iterdir()) if _tokenizer_file(p)]))
         if path.is_file():
             files = [path]
-            for sibling in (path.with_suffix(".json"), path.with_suffix(".tiktoken")):
-                if sibling != path and sibling.is_file():  # a trained vocabulary's sidecar or rank file
-                    files.append(sibling)
-            return cls(spec, tuple(map(ShippedFile.read, files)), main=path.name)
-        raise ClusterError(f"{spec}: only catalog vocabularies and vocabulary files can be shipped to "
-                           f"a cluster's workers; give the vocabulary's file")
+            for sibling in (path.with_suffix(".json"), path.with_suffix(".tiktoken"),
+                            *(path.parent / name for name in _SIBLINGS)):
+                if sibling != path and sibling.is_file() and sibling not in files:
+                    files.append(sibling)  # a trained vocabulary's sidecar or rank file, a folder's config
+            return cls(spec, _read_all(spec, files), main=path.name)
+        raise ClusterError(f"{spec}: only catalog vocabularies, vocabulary files and model folders can be "
+                           f"sent to a cluster's workers; give the vocabulary's file")
 
     @property
     def digest(self) -> str:
@@ -343,6 +348,32 @@ class ShippedVocab:
             local = replace(self.entry, file=str(folder / self.files[0].name), bundled=False)
             return catalog.load_entry(local)
         return catalog.load(str(folder / self.main) if self.main else str(folder))
+
+
+SHIP_LIMIT = 256 << 20  # bytes of vocabulary files one spec may send to the workers
+
+#: a model folder's files a tokenizer is loaded from (`catalog.load_path`: tokenizer.json and its
+#: config, SentencePiece and ChatGLM models, rank files); not its weights
+_SIBLINGS = ("tokenizer_config.json", "special_tokens_map.json", "added_tokens.json")
+
+
+def _tokenizer_file(path: Path) -> bool:
+    name = path.name
+    return path.is_file() and not name.startswith(".") and (
+        name.startswith(("tokenizer", "vocab", "merges", "chat_template")) or name in _SIBLINGS
+        or path.suffix in (".model", ".tiktoken"))
+
+
+def _read_all(spec: str, paths: list[Path]) -> tuple[ShippedFile, ...]:
+    size = sum(p.stat().st_size for p in paths)
+    if size > SHIP_LIMIT:
+        raise ClusterError(f"{spec}: {size / 1e6:,.0f} MB of vocabulary files is too much to send to the workers "
+                           f"(at most {SHIP_LIMIT / 1e6:,.0f} MB); give the tokenizer's own file")
+    return tuple(ShippedFile.read(p) for p in paths)
+
+
+def _read_checked(spec: str, path: Path) -> ShippedFile:
+    return _read_all(spec, [path])[0]
 
 
 _LOCK = threading.RLock()  # `worker_cache` may make what calls `ShippedVocab.load`
