@@ -143,10 +143,13 @@ class Cluster:
                 self.client = distributed.Client(self._local, set_as_default=False)
             else:
                 _check_address(address)  # before a Client: a half-made one hangs on its way out
-                self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
+                with warnings.catch_warnings():  # Dask's own version warning: `_check` says it in one line
+                    warnings.simplefilter("ignore")
+                    self.client = distributed.Client(address, timeout=connect_seconds, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
             self._close_local()
-            raise ClusterError(f"cannot reach the Dask scheduler at {address}: {_one_line(e)}") from None
+            what = "start a local Dask cluster" if workers is not None else f"reach the Dask scheduler at {address}"
+            raise ClusterError(f"cannot {what}: {_one_line(e)}") from None
         try:
             self._check(worker_seconds)
         except BaseException:
