@@ -47,6 +47,14 @@ def test_merges_on_a_cluster_are_the_local_merges(tmp_path, scheduler, small_tas
     assert len(corpus.plan_pieces(folder / "big.txt", (folder / "big.txt").stat().st_size)) > 10
 
 
+@pytest.mark.parametrize("pattern", ["none", r"\w+|\s+|[^\w\s]+"])
+def test_without_a_preset_pattern_too(tmp_path, scheduler, small_tasks, pattern):
+    """No split (each piece one chunk) and a pattern of one's own (split by `findall` alone)."""
+    folder = write_corpus(tmp_path / "corpus", seed=40)
+    _same(train([folder], vocab_size=600, pattern=pattern, scheduler=scheduler),
+          train([folder], vocab_size=600, pattern=pattern, jobs=1))
+
+
 def test_a_dataset_trains_alike_on_a_cluster(tmp_path, scheduler, small_tasks):
     jsonl = write_jsonl(tmp_path / "chats.jsonl", rows(400, seed=3), torn_every=50)
     parquet = write_parquet(tmp_path / "texts.parquet", rows(200, seed=4), row_group=30)
