@@ -75,7 +75,7 @@ def test_the_cli_writes_the_same_vocabulary(tmp_path, scheduler, small_tasks, ca
     assert (tmp_path / "remote.tiktoken").read_bytes() == (tmp_path / "local.tiktoken").read_bytes()
 
 
-@pytest.mark.parametrize("stage", ["_map_pieces", "_first_level", "_combine"])
+@pytest.mark.parametrize("stage", ["_map_pieces", "_first_level", "_part", "_combine"])
 def test_a_worker_killed_mid_count_changes_nothing(tmp_path, scheduler, small_tasks, kill_first, stage):
     """Killed while counting, or while reducing: then the tables it held are lost too, and
     are made again from the tasks they came from."""

@@ -10,12 +10,15 @@ big JSONL file), each counting into a `ChunkCounter` of its own and splitting it
 `parts` partitions by a stable hash of the chunk (crc32: the same on every machine, unlike
 Python's `hash`), as flat buffers (`pieces.compact`).
 
-Reduce: per partition, a tree of tasks that add `FAN_IN` tables at a time, started as the maps
-finish (at most twice the cluster's threads of maps are in flight, so finished maps do not pile
-up). A reduce task holds `FAN_IN` inputs and its sum, each at most one partition of the distinct
-table: with `parts` >= 8, less than the distinct table. This process then fetches the partitions
-one at a time into the one table the merge loop reads: it holds the distinct table and one
-partition in transit, never a map's output.
+Reduce, started as the maps finish (at most twice the cluster's threads of maps are in flight,
+so finished maps do not pile up): every `FAN_IN` maps' outputs are added by one task, all
+partitions at once (so that each map's output moves once, not once per partition), whose result
+is split into its partitions where it lies; then per partition a tree of tasks that add `FAN_IN`
+tables at a time. A map task and a first-level task hold the tables of at most `FAN_IN` x
+`TASK_BYTES` of text, however big the corpus; a task of the trees holds `FAN_IN` inputs and their sum, each at
+most one partition of the distinct table: with 8 or more partitions, less than the distinct
+table. This process then fetches the partitions one at a time into the one table the merge loop
+reads: it holds the distinct table and one partition in transit, never a map's output.
 
 A worker that dies loses its tasks' results; Dask runs them again (every task is a pure function
 of its inputs), so the table is still exact. Cancelling (`cancel`, Ctrl+C) cancels every task
@@ -40,7 +43,8 @@ from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 
 TASK_BYTES = 8 << 20  # input bytes per map task
 FAN_IN = 4  # tables a reduce task adds
-MIN_PARTS = 8  # partitions of the distinct table, at least
+MIN_PARTS = 8  # partitions of the distinct table: one per thread of the cluster, at least 8,
+MAX_PARTS = 64  # at most 64 (each map group adds a task per partition)
 
 Table = tuple[bytes, bytes]  # `pieces.compact`'s buffers
 MapOutput = tuple[tuple[Table, ...], PieceLog]
@@ -77,8 +81,13 @@ def _add_tables(tables: Sequence[Table]) -> Table:
     return compact(total)
 
 
-def _first_level(part: int, outputs: list[MapOutput]) -> Table:
-    return _add_tables([out[0][part] for out in outputs])
+def _first_level(outputs: list[MapOutput]) -> tuple[Table, ...]:
+    """A few maps' tables added, every partition at once: each map's output moves once."""
+    return tuple(_add_tables([out[0][p] for out in outputs]) for p in range(len(outputs[0][0])))
+
+
+def _part(tables: tuple[Table, ...], part: int) -> Table:
+    return tables[part]
 
 
 def _combine(tables: list[Table]) -> Table:
@@ -147,8 +156,9 @@ class _Reduction:
 
     def _flush(self) -> None:
         if self.ready:
-            for p in range(self.parts):
-                self._push(p, 0, self.submit(_first_level, p, list(self.ready), using=self.ready))
+            added = self.submit(_first_level, list(self.ready), using=self.ready)
+            for p in range(self.parts):  # split where `added` is (Dask runs a task by its input)
+                self._push(p, 0, self.submit(_part, added, p, using=[added]))
             self.ready = []
 
     def _push(self, part: int, level: int, future: Any) -> None:
@@ -230,7 +240,7 @@ def _count(
 
 
 def _parts(cluster: Cluster) -> int:
-    return max(MIN_PARTS, 2 * cluster.threads)
+    return max(MIN_PARTS, min(MAX_PARTS, cluster.threads))
 
 
 def count_files_on_cluster(
