@@ -25,7 +25,7 @@ from typing import Any
 from tokviz.analysis.chat_sources import TemplateSourceError, choose_template
 from tokviz.analysis.chat_template import ChatTemplate
 from tokviz.analysis.dataset import Counter, DatasetOptions, ExampleCount, _count_shard_with
-from tokviz.core.cluster import Cluster, ShippedVocab, worker_cache
+from tokviz.core.cluster import Cluster, ShippedVocab, prepare_worker, worker_cache
 from tokviz.core.records import Record, Shard, Skip
 
 
@@ -61,6 +61,7 @@ class _ShippedCounter(Counter):
 
 
 def _counter(plan: _Plan) -> _ShippedCounter:
+    prepare_worker()
     # once per worker process, plan and thread: a worker may run tasks on several threads, and a
     # ChatTemplate renders one prompt at a time
     key = f"{plan.digest}:{threading.get_ident()}"

@@ -393,6 +393,20 @@ def worker_directory() -> Path:
         return Path(tempfile.gettempdir())
 
 
+def prepare_worker() -> None:
+    """Once per worker process, before counting: large allocations from the heap again, when
+    the worker's environment turned glibc's adaptive threshold off (`heap.mmap_threshold`)."""
+    worker_cache("prepared", _prepare)
+
+
+def _prepare() -> bool:
+    if "MALLOC_TRIM_THRESHOLD_" in os.environ or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        from tokviz.core.heap import mmap_threshold
+
+        mmap_threshold(32 << 20)
+    return True
+
+
 def worker_cache(key: str, make: Callable[[], Any]) -> Any:
     """`make()` once per worker process for `key` (a digest of what it is made from)."""
     with _LOCK:
@@ -402,4 +416,4 @@ def worker_cache(key: str, make: Callable[[], Any]) -> Any:
 
 
 __all__ = ["Cluster", "ClusterError", "SCHEDULER_ENV", "ShippedFile", "ShippedVocab", "parse_local",
-           "scheduler_address", "versions", "worker_cache", "worker_directory"]
+           "prepare_worker", "scheduler_address", "versions", "worker_cache", "worker_directory"]

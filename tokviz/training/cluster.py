@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tokviz.core.cluster import Cluster, ClusterError
+from tokviz.core.cluster import Cluster, ClusterError, prepare_worker
 from tokviz.core.records import Shard
 from tokviz.training.corpus import CorpusReport, piece_report, plan_pieces
 from tokviz.training.datasets import count_shards, dataset_report, shard_bytes
@@ -41,7 +41,7 @@ from tokviz.training.events import ProgressCallback, Reporter
 from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 
-TASK_BYTES = 8 << 20  # input bytes per map task
+TASK_BYTES = 32 << 20  # input bytes per map task (8 MB: 10.3 MB/s on one local worker; 32 MB: 12.7, as in-process)
 FAN_IN = 4  # tables a reduce task adds
 MIN_PARTS = 8  # partitions of the distinct table: one per thread of the cluster, at least 8,
 MAX_PARTS = 64  # at most 64 (each map group adds a task per partition)
@@ -59,12 +59,14 @@ def partition(counts: dict[str, int], parts: int) -> tuple[Table, ...]:
 
 
 def _map_pieces(pieces: list[Piece], pattern: str | None, non_utf8: NonUtf8, parts: int) -> MapOutput:
+    prepare_worker()
     counter = ChunkCounter(compile_pattern(pattern))
     log = count_pieces(pieces, counter, non_utf8)
     return partition(counter.counts(), parts), log
 
 
 def _map_shards(shards: list[Shard], pattern: str | None, field: str | None, parts: int) -> MapOutput:
+    prepare_worker()
     counter = ChunkCounter(compile_pattern(pattern))
     log = count_shards(shards, counter, field)
     return partition(counter.counts(), parts), log
