@@ -15,10 +15,11 @@ so finished maps do not pile up): every `FAN_IN` maps' outputs are added by one 
 partitions at once (so that each map's output moves once, not once per partition), whose result
 is split into its partitions where it lies; then per partition a tree of tasks that add `FAN_IN`
 tables at a time. A map task and a first-level task hold the tables of at most `FAN_IN` x
-`TASK_BYTES` of text, however big the corpus; a task of the trees holds `FAN_IN` inputs and their sum, each at
-most one partition of the distinct table: with 8 or more partitions, less than the distinct
-table. This process then fetches the partitions one at a time into the one table the merge loop
-reads: it holds the distinct table and one partition in transit, never a map's output.
+`TASK_BYTES` of text, however big the corpus; a task of the trees holds `FAN_IN` inputs and
+their sum, each at most one partition of the distinct table: with 8 or more partitions, less
+than the distinct table. This process then fetches the partitions one at a time into the one
+table the merge loop reads: it holds the distinct table and one partition in transit, never a
+map's output.
 
 A worker that dies loses its tasks' results; Dask runs them again (every task is a pure function
 of its inputs), so the table is still exact. Cancelling (`cancel`, Ctrl+C) cancels every task
