@@ -1,9 +1,12 @@
-"""The C heap of this process: give freed memory back, and keep few malloc arenas (glibc only).
+"""The C heap of this process: give freed memory back, keep few malloc arenas, and serve large
+allocations from the heap where a parent turned that off (glibc only).
 
 numpy arrays of a few MB and a 1 MB encode's temporaries come from malloc's heap, whose freed
 pages glibc keeps resident until asked (`trim_heap`), and each thread that allocates gets an
-arena of its own unless told otherwise (`limit_arenas`). On other C libraries (macOS, Windows,
-musl) both do nothing. Used by the tokenizer process, the window and the trainer's counting.
+arena of its own unless told otherwise (`limit_arenas`); a Dask worker's environment turns
+glibc's adaptive mmap threshold off (`mmap_threshold`). On other C libraries (macOS, Windows,
+musl) these do nothing. Used by the tokenizer process, the window, the trainer's counting and
+the counting tasks on a Dask cluster.
 """
 
 from __future__ import annotations
