@@ -58,5 +58,6 @@ fi
 
 [ -x .venv/bin/python ] || "$python" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=77" wheel
-extras=""; [ "$MODE" = test ] && extras="[test]"
+# the tests start a real Dask scheduler and workers on loopback: the [distributed] extra too
+extras=""; [ "$MODE" = test ] && extras="[test,distributed]"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".$extras"

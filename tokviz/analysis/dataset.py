@@ -35,7 +35,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
@@ -324,6 +324,14 @@ def _count_batch(records: list[Record], first: int) -> list[ExampleCount | Skip]
 # -- the run -----------------------------------------------------------------------------------------
 
 
+class Remote(Protocol):
+    """Counts somewhere else (a Dask cluster: `tokviz.analysis.dataset_cluster`), in input order."""
+
+    def shards(self, shards: Sequence[Shard], field: str | None) -> Iterator[list[ExampleCount | Skip]]: ...
+
+    def batches(self, batches: Iterable[list[Record]]) -> Iterator[list[ExampleCount | Skip]]: ...
+
+
 def _shard_bytes(shard: Shard) -> int:
     if shard.end is not None:
         return shard.end - shard.start
@@ -345,21 +353,30 @@ def count_dataset(
     cancel: threading.Event | None = None,
     tokenizers: Sequence[Tokenizer] | None = None,
     shard_bytes: int = SHARD_BYTES,
+    remote: Remote | None = None,
 ) -> Iterator[ExampleCount | Skip]:
     """Count every example of `paths` in every tokenizer; results in input order, as they come.
 
     `tokenizers` (already loaded, for `options.specs`) are used when counting in this process
-    (`jobs` 1). Stops quietly when `cancel` is set, leaving the shards being counted. Raises `TemplateSourceError`
-    when a conversation meets a tokenizer without a chat template. `shard_bytes`: the size of a
-    big JSONL file's byte ranges; smaller ones report progress more often (a window's progress bar).
+    (`jobs` 1). `remote`, when given, counts the shards (or the sample's batches) instead of
+    this process and its workers. Stops quietly when `cancel` is set, leaving the shards being
+    counted. Raises `TemplateSourceError` when a conversation meets a tokenizer without a chat
+    template. `shard_bytes`: the size of a big JSONL file's byte ranges; smaller ones report
+    progress more often (a window's progress bar).
     """
     paths = list(paths)
     shards = list_shards(paths, split_bytes=shard_bytes)
     sizes = [_shard_bytes(s) for s in shards]
     state = Progress(0, 0, 0, sum(sizes))
-    local = Counter(options, tokenizers) if options.jobs <= 1 else None
-    if sample is not None:
+    local = Counter(options, tokenizers) if options.jobs <= 1 and remote is None else None
+    stream: Iterator[tuple[list[ExampleCount | Skip], int]]
+    if sample is not None and remote is not None:
+        stream = _remote_sampled(remote, read_examples(paths, field=options.field, sample=sample, seed=seed,
+                                                       limit=limit))
+    elif sample is not None:
         stream = _sampled(paths, options, local, sample, seed, limit, cancel)
+    elif remote is not None:
+        stream = zip(remote.shards(shards, options.field), sizes)
     else:
         stream = _sharded(shards, sizes, options, local, cancel)
     index = 0
@@ -483,6 +500,20 @@ def _sampled(
             if results is None:
                 return
             yield _with_index(results, b), 0
+
+
+def _remote_sampled(
+    remote: Remote, batches: Iterable[list[tuple[int, Record]]]
+) -> Iterator[tuple[list[ExampleCount | Skip], int]]:
+    sent: deque[list[tuple[int, Record]]] = deque()
+
+    def records() -> Iterator[list[Record]]:
+        for batch in batches:
+            sent.append(batch)
+            yield [r for _, r in batch]
+
+    for results in remote.batches(records()):
+        yield _with_index(results, sent.popleft()), 0
 
 
 def _with_index(results: list[ExampleCount | Skip], batch: list[tuple[int, Record]]) -> list[ExampleCount | Skip]:

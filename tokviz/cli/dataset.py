@@ -3,12 +3,14 @@
     tokviz dataset PATH... -t SPEC... [--field NAME] [--limit N | --sample N --seed S]
                    [--context N] [--price SPEC=USD_PER_MTOK ...] [--template FILE|NAME]
                    [--scripts] [--per-example FILE.csv|.parquet|.jsonl] [--json FILE|-] [--strict]
-                   [--jobs N]
+                   [--jobs N] [--scheduler tcp://HOST:8786 | local[:N]]
 
 Conversations are rendered with each tokenizer's own chat template, as `tokviz chat` renders
 them; texts are counted as `tokviz encode` counts them. The work is `tokviz.analysis.dataset`'s;
 this module parses options, draws the progress bar and prints. A record that cannot be counted
 is one stderr line naming the file and line or row, and the run goes on (`--strict`: stops).
+With `--scheduler` (or `TOKVIZ_SCHEDULER`) the shards are counted on a Dask cluster
+(`tokviz.analysis.dataset_cluster`, docs/scaling.md); without it Dask is not imported.
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ import os
 import sys
 import threading
 import time
+from contextlib import ExitStack
 from typing import TextIO
 
 from tokviz.analysis.chat import template_variables
-from tokviz.analysis.dataset import DatasetOptions, DatasetSummary, ExampleCount, Progress, count_dataset
+from tokviz.analysis.dataset import DatasetOptions, DatasetSummary, ExampleCount, Progress, Remote, count_dataset
 from tokviz.analysis.dataset_output import PerExampleWriter, per_example_format
 from tokviz.analysis.export import json_text, to_json
 from tokviz.cli.errors import CliError
 from tokviz.cli.outputs import check_output_folder
 from tokviz.cli.progress import ProgressBar
 from tokviz.cli.stats import _check_unique, _money, _num, parse_prices, table
+from tokviz.core.cluster import ClusterError, scheduler_address
 from tokviz.core.records import DatasetError, Skip
 
 
@@ -55,6 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--strict", action="store_true", help="stop at the first record that cannot be counted")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
                    help="worker processes (default: one per core)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="count on a Dask cluster: a scheduler's tcp://host:8786, or local[:N] to start N "
+                        "workers here (default: $TOKVIZ_SCHEDULER, else tokviz's own processes)")
     p.set_defaults(run=run)
     return p
 
@@ -91,33 +98,10 @@ def run(args: argparse.Namespace) -> int:
         _give_back_memory()
     limit = None if args.limit is None else _positive(args.limit, "--limit")
     sample = None if args.sample is None else _positive(args.sample, "--sample")
-    writer = PerExampleWriter(args.per_example, names) if args.per_example else None
-    bar = ProgressBar(sys.stderr, width=30, log_every=None)
-    meter = _Meter(bar)
-    ok = False
-    try:
-        for result in count_dataset(args.paths, options, limit=limit, sample=sample, seed=args.seed,
-                                    progress=meter, cancel=threading.Event(), tokenizers=local):
-            if isinstance(result, Skip):
-                bar.close()
-                if args.strict:
-                    raise CliError(f"{result} (--strict)")
-                print(f"tokviz: skipped {result}", file=sys.stderr)
-            elif isinstance(result, ExampleCount) and writer is not None:
-                writer.add(result.index, result.tokens)
-            summary.add(result)
-        ok = True
-    except DatasetError as e:
-        raise CliError(str(e)) from None
-    finally:
-        bar.close()
-        if writer is not None:
-            if ok:
-                writer.close()
-            else:
-                writer.discard()
-    if writer is not None:
-        print(f"tokviz: wrote {args.per_example}", file=sys.stderr)
+    cancel = threading.Event()
+    with ExitStack() as stack:
+        remote = _remote(stack, scheduler_address(args.scheduler), options, cancel)
+        _count(args, options, local, summary, limit, sample, remote, cancel)
     if not summary.examples:
         raise CliError(f"no examples to count ({summary.skipped} skipped)")
     if args.json == "-":
@@ -138,6 +122,53 @@ def _give_back_memory() -> None:
 
     gc.collect()
     trim_heap()
+
+
+def _remote(stack: ExitStack, address: str | None, options: DatasetOptions,
+            cancel: threading.Event) -> Remote | None:
+    """With a scheduler: the connected cluster's counter (closed with `stack`); else None."""
+    if address is None:
+        return None
+    from tokviz.analysis.dataset_cluster import ClusterCounts
+    from tokviz.core.cluster import Cluster
+
+    try:
+        cluster = stack.enter_context(Cluster(address))
+        return ClusterCounts(cluster, options, cancel=cancel)
+    except ClusterError as e:
+        raise CliError(str(e)) from None
+
+
+def _count(args: argparse.Namespace, options: DatasetOptions, tokenizers: list | None, summary: DatasetSummary,
+           limit: int | None, sample: int | None, remote: Remote | None, cancel: threading.Event) -> None:
+    names = summary.names
+    writer = PerExampleWriter(args.per_example, names) if args.per_example else None
+    bar = ProgressBar(sys.stderr, width=30, log_every=None)
+    meter = _Meter(bar)
+    ok = False
+    try:
+        for result in count_dataset(args.paths, options, limit=limit, sample=sample, seed=args.seed,
+                                    progress=meter, cancel=cancel, tokenizers=tokenizers, remote=remote):
+            if isinstance(result, Skip):
+                bar.close()
+                if args.strict:
+                    raise CliError(f"{result} (--strict)")
+                print(f"tokviz: skipped {result}", file=sys.stderr)
+            elif isinstance(result, ExampleCount) and writer is not None:
+                writer.add(result.index, result.tokens)
+            summary.add(result)
+        ok = True
+    except (DatasetError, ClusterError) as e:
+        raise CliError(str(e)) from None
+    finally:
+        bar.close()
+        if writer is not None:
+            if ok:
+                writer.close()
+            else:
+                writer.discard()
+    if writer is not None:
+        print(f"tokviz: wrote {args.per_example}", file=sys.stderr)
 
 
 def _positive(value: str, what: str) -> int:

@@ -18,6 +18,7 @@ from typing import TextIO
 from tokviz.cli.errors import CliError
 from tokviz.cli.progress import ProgressBar
 from tokviz.core.cancel import Cancelled
+from tokviz.core.cluster import scheduler_address
 from tokviz.training.events import Progress
 from tokviz.training.pretokenize import PRESETS
 
@@ -51,6 +52,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    "at most 4, for a corpus of 64 MB or more; else 1)")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
+    p.add_argument("--dataset", action="store_true",
+                   help="read PATHs as datasets (JSONL, JSON, Parquet, CSV, Arrow: `tokviz dataset`'s readers); "
+                   "each text, or each message of a conversation, is a document")
+    p.add_argument("--field", metavar="NAME", help="the dataset field holding the text or messages "
+                   "(dotted: a.b.0); implies --dataset")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="count on a Dask cluster: a scheduler's tcp://host:8786, or local[:N] to start N "
+                   "workers here (default: $TOKVIZ_SCHEDULER, else tokviz's own processes)")
     p.add_argument("--hf-json", action="store_true", help="also write NAME.tokenizer.json for Hugging Face tokenizers")
     p.add_argument("--force", action="store_true",
                    help="overwrite NAME.* even if they are not a vocabulary tokviz trained as NAME")
@@ -105,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
             vocab_size=args.vocab_size, name=_stem(args.output), pattern=args.pattern,
             include=args.include, exclude=args.exclude, gitignore=args.gitignore,
             non_utf8=args.non_utf8, special_tokens=args.special, min_frequency=args.min_frequency,
-            jobs=args.jobs, word_counts=args.word_counts,
+            jobs=args.jobs, word_counts=args.word_counts, dataset=args.dataset, field=args.field,
+            scheduler=scheduler_address(args.scheduler),
         )
         result = train(args.paths, options, progress=progress)
         check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)  # appeared meanwhile?

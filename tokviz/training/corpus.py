@@ -202,13 +202,13 @@ def count_corpus(
         del counter  # its chunk strings go before `expand` makes their keys
         counts = expand(*packed)
         del packed
-    report = _report(log, pieces, counts, compiled, non_utf8)
+    report = piece_report(log, pieces, counts, compiled, non_utf8)
     reporter.emit(report.bytes, files_read=report.files_read, files_skipped=len(report.files_skipped),
                   bytes_read=report.bytes)
     return counts, report
 
 
-def _report(
+def piece_report(
     log: PieceLog, pieces: Sequence[Piece], counts: dict[str, int], compiled: regex.Pattern[str] | None,
     non_utf8: NonUtf8,
 ) -> CorpusReport:

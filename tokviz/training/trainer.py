@@ -12,6 +12,10 @@ every phase makes between short steps). `Progress` events come from the calling 
 rate-limited per phase; in the merging
 phase they carry the new merges and the corpus token count (`events.Progress`).
 
+The paths are folders and files of text, or with `dataset` / `field` datasets read as `tokviz
+dataset` reads them (`datasets`); with `scheduler` the counting stage runs on a Dask cluster
+(`cluster`) and the merge loop here, on the same table a local count gives.
+
 This module does not write files (see `vocabfile`) or parse command lines (see `tokviz.cli.train`).
 """
 
@@ -22,16 +26,19 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tokviz.core.walk import collect_files
 from tokviz.training.bpe import MAX_ID, BpeTrainer, compression_curve
 from tokviz.training.corpus import CorpusReport, check_corpus, count_corpus
 from tokviz.training.events import ProgressCallback, Reporter, TrainingError
 from tokviz.training.pretokenize import ChunkCounter, chunk_key, compile_pattern, resolve_pattern
+
+if TYPE_CHECKING:
+    from tokviz.core.cluster import Cluster
 
 NonUtf8 = Literal["skip", "replace"]
 
@@ -127,6 +134,11 @@ class TrainOptions:
     min_frequency: int = 2
     jobs: int | None = None
     word_counts: str | os.PathLike[str] | None = None
+    #: read the paths as datasets (`tokviz dataset`'s readers), texts from `field` if given
+    dataset: bool = False
+    field: str | None = None
+    #: count on a Dask cluster: `tcp://host:8786` or `local[:N]` (None: tokviz's own processes)
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("include", "exclude", "special_tokens"):  # lists from argparse: keep it hashable
@@ -153,16 +165,7 @@ def train(
     split, preset = resolve_pattern(o.pattern)
     if not paths and word_counts is None:
         raise TrainingError("nothing to train on: give files or folders, or a word-count file")
-    scan = Reporter(progress, cancel, "scanning")
-    try:
-        listing = collect_files(paths, include=o.include, exclude=o.exclude, gitignore=o.gitignore, on_folder=scan.tick)
-    except FileNotFoundError as e:
-        raise TrainingError(f"{e.filename}: no such file or folder") from None
-    scan.emit(len(listing.files), files_skipped=len(listing.skipped))
-    counts, report = count_corpus(
-        listing.files, pattern=split, non_utf8=o.non_utf8, jobs=o.jobs, progress=progress, cancel=cancel
-    )
-    report.files_skipped = sorted(listing.skipped + report.files_skipped, key=lambda s: s.path)
+    counts, report = _count(paths, o, split, progress, cancel)
     if word_counts is not None:
         _add_word_counts(counts, report, Path(word_counts))
     check_corpus(report, counts, [*map(str, paths), *([str(word_counts)] if word_counts else [])])
@@ -172,12 +175,69 @@ def train(
         "non_utf8": o.non_utf8, "paths": [str(p) for p in paths],
         "word_counts": str(word_counts) if word_counts else None,
     }
+    if o.dataset or o.field is not None:
+        params["dataset"] = True
+        params["field"] = o.field
     trainer = BpeTrainer(counts, min_frequency=o.min_frequency)
     del counts  # the trainer holds the chunks now; the dict would only double the memory
     return _finish(
         trainer, num_merges, name=o.name, pattern=split, preset=preset, special_tokens=special_tokens,
         vocab_size=vocab_size, params=params, report=report, progress=progress, cancel=cancel, start=start,
     )
+
+
+def _count(
+    paths: Sequence[str | os.PathLike[str]], o: TrainOptions, split: str | None,
+    progress: ProgressCallback | None, cancel: threading.Event | None,
+) -> tuple[dict[str, int], CorpusReport]:
+    """The distinct-chunk table of `paths` and its report: files or datasets, here or on a cluster."""
+    scan = Reporter(progress, cancel, "scanning")
+    if o.dataset or o.field is not None:
+        if o.include or o.exclude or o.gitignore:
+            raise TrainingError("include, exclude and gitignore choose the text files of folders, "
+                                "not what a dataset is read from")
+        from tokviz.core.records import DatasetError
+        from tokviz.training.datasets import count_dataset_corpus, dataset_shards
+
+        try:
+            shards = dataset_shards(paths)
+        except DatasetError as e:
+            raise TrainingError(str(e)) from None
+        scan.emit(len({s.path for s in shards}), files_skipped=0)
+        if o.scheduler is None:
+            return count_dataset_corpus(shards, pattern=split, field=o.field, progress=progress, cancel=cancel)
+        from tokviz.training.cluster import count_shards_on_cluster
+
+        return _on_cluster(o.scheduler, lambda cluster: count_shards_on_cluster(
+            cluster, shards, pattern=split, field=o.field, progress=progress, cancel=cancel))
+    try:
+        listing = collect_files(paths, include=o.include, exclude=o.exclude, gitignore=o.gitignore, on_folder=scan.tick)
+    except FileNotFoundError as e:
+        raise TrainingError(f"{e.filename}: no such file or folder") from None
+    scan.emit(len(listing.files), files_skipped=len(listing.skipped))
+    if o.scheduler is None:
+        counts, report = count_corpus(
+            listing.files, pattern=split, non_utf8=o.non_utf8, jobs=o.jobs, progress=progress, cancel=cancel
+        )
+    else:
+        from tokviz.training.cluster import count_files_on_cluster
+
+        counts, report = _on_cluster(o.scheduler, lambda cluster: count_files_on_cluster(
+            cluster, listing.files, pattern=split, non_utf8=o.non_utf8, progress=progress, cancel=cancel))
+    report.files_skipped = sorted(listing.skipped + report.files_skipped, key=lambda s: s.path)
+    return counts, report
+
+
+def _on_cluster(
+    address: str, count: Callable[[Cluster], tuple[dict[str, int], CorpusReport]]
+) -> tuple[dict[str, int], CorpusReport]:
+    from tokviz.core.cluster import Cluster, ClusterError
+
+    try:
+        with Cluster(address) as cluster:
+            return count(cluster)
+    except ClusterError as e:
+        raise TrainingError(str(e)) from None
 
 
 def train_texts(
