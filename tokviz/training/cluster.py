@@ -260,7 +260,7 @@ def count_files_on_cluster(
             sizes[str(path)] = 0
     reporter = Reporter(progress, cancel, "counting", total=sum(sizes.values()))
     reporter.check()
-    pieces = [piece for path in files for piece in plan_pieces(path, sizes[str(path)])]
+    pieces = [piece for path in files for piece in plan_pieces(path, sizes[str(path)], lines=compiled is None)]
     tasks = []
     for group in group_pieces(pieces, sizes):
         size = sum((e if e >= 0 else sizes.get(p, 0)) - s for p, s, e in group)

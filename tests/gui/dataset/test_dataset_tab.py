@@ -150,17 +150,18 @@ def test_cancel_stops_the_worker_processes_mid_shard(qtbot, window, tmp_path):
     english = sample_text("english.txt")
     (folder / "a.jsonl").write_text(json.dumps({"text": "small"}) + "\n", encoding="utf-8")
     row = json.dumps({"messages": [{"role": "user", "content": english}, {"role": "assistant", "content": "ok"}]})
-    (folder / "b.jsonl").write_text((row + "\n") * 6000, encoding="utf-8")  # ~12 MB: one shard
+    # ~60 MB in one shard: minutes of counting on any machine, so the cancel comes mid-shard
+    (folder / "b.jsonl").write_text((row + "\n") * 30000, encoding="utf-8")
     panel = window.dataset_panel
     panel.jobs = 2
-    panel.shard_bytes = 64 << 20  # b.jsonl whole in one worker
+    panel.shard_bytes = 1 << 30  # b.jsonl whole in one worker
     assert panel.start() is False  # no path yet
     panel.path.setText(str(folder))
     assert panel.start()
     with qtbot.waitSignal(panel.worker.yielded, timeout=TIMEOUT_MS):  # a.jsonl counted: the pool runs
         pass
     assert multiprocessing.active_children()
-    with qtbot.waitSignal(panel.finished, timeout=5000):
+    with qtbot.waitSignal(panel.finished, timeout=TIMEOUT_MS):
         panel.cancel()
     assert panel.result is None and panel.state.text().startswith("cancelled after 1 examples")
     assert panel.last_progress.done_bytes < panel.last_progress.total_bytes
