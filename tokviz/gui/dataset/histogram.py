@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from tokviz.gui.widgets.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR
+from tokviz.gui.widgets.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR, framed_painter
 
 BINS = 40
 LIMIT_COLOR = QColor("#dc2626")
@@ -103,11 +103,7 @@ class LengthHistogram(QWidget):
         self.update()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.fillRect(self.rect(), QColor("#ffffff"))
-        painter.setPen(QPen(QColor("#d6dae0")))
-        painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        painter = framed_painter(self)
         fm = painter.fontMetrics()
         line = fm.height()
         data = self.data

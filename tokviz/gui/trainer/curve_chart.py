@@ -16,7 +16,7 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
-from tokviz.gui.widgets.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR
+from tokviz.gui.widgets.charts import GRID_COLOR, MUTED_COLOR, SERIES_COLORS, TEXT_COLOR, framed_painter
 
 
 def compact(value: float) -> str:
@@ -103,11 +103,7 @@ class CurveChart(QWidget):
 
     # -- drawing -----------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.fillRect(self.rect(), QColor("#ffffff"))
-        painter.setPen(QPen(QColor("#d6dae0")))
-        painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        painter = framed_painter(self)
         fm = painter.fontMetrics()
         line = fm.height()
         bold = painter.font()

@@ -35,6 +35,15 @@ MUTED_COLOR = QColor("#6b7280")
 GRID_COLOR = QColor("#e5e7eb")
 
 
+def framed_painter(widget: QWidget) -> QPainter:
+    """A painter on `widget` with every chart's ground: white, a thin grey frame, antialiased."""
+    painter = QPainter(widget)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.fillRect(widget.rect(), QColor("#ffffff"))
+    painter.setPen(QPen(QColor("#d6dae0")))
+    painter.drawRect(QRectF(widget.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+    return painter
+
 @dataclass(frozen=True)
 class Bar:
     category: str
@@ -152,11 +161,7 @@ class BarChart(QWidget):
         return [(s, m.color(j)) for j, s in enumerate(m.series)] if len(m.series) > 1 else []
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.fillRect(self.rect(), QColor("#ffffff"))
-        painter.setPen(QPen(QColor("#d6dae0")))
-        painter.drawRect(QRectF(self.rect()).adjusted(0.5, 0.5, -0.5, -0.5))
+        painter = framed_painter(self)
         self._hits = []
         m = self.model
         fm = painter.fontMetrics()
