@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 
 
-@pytest.fixture(scope="session")
-def cluster(tmp_path_factory):
+def _local_cluster(tmp_path_factory):
     """A `distributed.LocalCluster` of two worker processes (one thread each) under nannies, which
     start a worker again when one dies."""
     import dask
@@ -19,30 +18,42 @@ def cluster(tmp_path_factory):
     empty = tmp_path_factory.mktemp("worker-data")
     # a worker fetching a table from one just killed retries the connection this long (30 s by
     # default) before the scheduler has it made again
-    config = dask.config.set({"distributed.comm.timeouts.connect": "5s"})
-    with config, LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                              dashboard_address=None, env={"TOKVIZ_DATA_DIR": str(empty)}) as running:
+    # the scheduler's HTTP server on a free port: two clusters at once would both ask for 8787
+    with dask.config.set({"distributed.comm.timeouts.connect": "5s"}):
+        return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            dashboard_address=":0", worker_dashboard_address=None,
+                            env={"TOKVIZ_DATA_DIR": str(empty)})
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory):
+    """The session's cluster; no test kills its workers (`kill_first` has a cluster of its own)."""
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "5s"}), _local_cluster(tmp_path_factory) as running:
         yield running
 
 
 @pytest.fixture
 def scheduler(cluster) -> str:
-    """The cluster's address, with both workers up (a test before may have killed one)."""
-    from distributed import Client
-
-    with Client(cluster.scheduler_address, set_as_default=False) as client:
-        client.wait_for_workers(2, timeout=60)
+    """The session cluster's address."""
     return cluster.scheduler_address
 
 
 @pytest.fixture
-def kill_first(cluster, tmp_path):
+def kill_first(tmp_path_factory, tmp_path):
     """`kill_first(prefix)`: the first task whose key starts with `prefix` kills its worker
     process (SIGKILL) as it starts, once: decided inside the worker with a marker file, so no
-    timer races the run. Gives the marker's path (it exists once the kill happened)."""
+    timer races the run. Gives the marker's path (it exists once the kill happened). The
+    workers are a cluster of this test's own (`kill_first.address`), so that no other test
+    waits for the killed one to be started again."""
+    import dask
     from distributed import Client
 
     marker = tmp_path / "killed"
+    config = dask.config.set({"distributed.comm.timeouts.connect": "5s"})
+    config.__enter__()
+    cluster = _local_cluster(tmp_path_factory)
     client = Client(cluster.scheduler_address, set_as_default=False)
     names = []
 
@@ -69,7 +80,10 @@ def kill_first(cluster, tmp_path):
         names.append(KillOnce.name)
         return marker
 
-    yield arm
-    for name in names:
-        client.unregister_worker_plugin(name)
-    client.close()
+    arm.address = cluster.scheduler_address  # type: ignore[attr-defined]
+    try:
+        yield arm
+    finally:
+        client.close()
+        cluster.close()
+        config.__exit__(None, None, None)

@@ -76,8 +76,8 @@ def test_the_scheduler_comes_from_the_environment(capsys, tmp_path, inputs, sche
     assert remote == local
 
 
-def test_a_worker_killed_mid_run_changes_nothing(capsys, tmp_path, inputs, scheduler, kill_first):
-    marker = kill_first("_count_shard_task")
+def test_a_worker_killed_mid_run_changes_nothing(capsys, tmp_path, inputs, kill_first):
+    marker, scheduler = kill_first("_count_shard_task"), kill_first.address
     local = _run(capsys, tmp_path, "local", *inputs, "-t", "cl100k_base", "-t", "qwen", "--jobs", "1")
     remote = _run(capsys, tmp_path, "remote", *inputs, "-t", "cl100k_base", "-t", "qwen", "--scheduler", scheduler)
     assert marker.exists()  # a worker did die running a shard

@@ -76,13 +76,13 @@ def test_the_cli_writes_the_same_vocabulary(tmp_path, scheduler, small_tasks, ca
 
 
 @pytest.mark.parametrize("stage", ["_map_pieces", "_first_level", "_part", "_combine"])
-def test_a_worker_killed_mid_count_changes_nothing(tmp_path, scheduler, small_tasks, kill_first, stage):
+def test_a_worker_killed_mid_count_changes_nothing(tmp_path, small_tasks, kill_first, stage):
     """Killed while counting, or while reducing: then the tables it held are lost too, and
     are made again from the tasks they came from."""
     folder = write_corpus(tmp_path / "corpus", seed=7)
     local = train([folder], vocab_size=800, jobs=1)
     marker = kill_first(stage)
-    remote = train([folder], vocab_size=800, scheduler=scheduler)
+    remote = train([folder], vocab_size=800, scheduler=kill_first.address)
     assert marker.exists()
     _same(remote, local)
 
