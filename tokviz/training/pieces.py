@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeVar
 
 from tokviz.core.walk import Skipped
 from tokviz.training.pretokenize import ChunkCounter
@@ -22,6 +22,33 @@ class SkipFile(Exception):
 
 
 Piece = tuple[str, int, int]  # (path, start byte, end byte or -1 for the end of the file)
+T = TypeVar("T")
+
+
+def piece_size(piece: Piece, sizes: Mapping[str, int]) -> int:
+    """The bytes of `piece`; `sizes` gives a file's size, for a piece that runs to its end."""
+    path, start, end = piece
+    return (end if end >= 0 else sizes.get(path, 0)) - start
+
+
+def batched(items: Iterable[T], size_of: Callable[[T], int], limit: int) -> list[list[T]]:
+    """`items` in order, in batches closed once they reach `limit` (by `size_of`).
+
+    >>> batched([3, 1, 1, 5, 2], lambda n: n, 4)
+    [[3, 1], [1, 5], [2]]
+    """
+    out: list[list[T]] = []
+    batch: list[T] = []
+    size = 0
+    for item in items:
+        batch.append(item)
+        size += size_of(item)
+        if size >= limit:
+            out.append(batch)
+            batch, size = [], 0
+    if batch:
+        out.append(batch)
+    return out
 
 
 def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:

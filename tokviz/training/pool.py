@@ -48,7 +48,17 @@ from typing import Any, cast
 
 from tokviz.core.heap import trim_heap
 from tokviz.training.events import Reporter, TrainingError
-from tokviz.training.pieces import NonUtf8, Piece, PieceLog, add_counts, compact, count_pieces, expand
+from tokviz.training.pieces import (
+    NonUtf8,
+    Piece,
+    PieceLog,
+    add_counts,
+    batched,
+    compact,
+    count_pieces,
+    expand,
+    piece_size,
+)
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
 
 TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish together
@@ -65,18 +75,7 @@ class _Worker:
 
 
 def _tasks(pieces: Sequence[Piece], sizes: dict[str, int]) -> deque[list[Piece]]:
-    out: deque[list[Piece]] = deque()
-    batch, size = [], 0
-    for piece in pieces:
-        path, start, end = piece
-        batch.append(piece)
-        size += (end if end >= 0 else sizes.get(path, 0)) - start
-        if size >= TASK_BYTES:
-            out.append(batch)
-            batch, size = [], 0
-    if batch:
-        out.append(batch)
-    return out
+    return deque(batched(pieces, lambda piece: piece_size(piece, sizes), TASK_BYTES))
 
 
 class CountingPool:
