@@ -272,17 +272,24 @@ def _check_pane_numbers(pane_policies: Sequence[tuple[int, str]], panes: int) ->
 
 
 def _select_when_ready(window: MainWindow, char: int) -> None:
-    """Select the first pane's token at `char` once every pane is laid out (screenshots)."""
+    """Select the first pane's token at `char` once every pane is laid out (screenshots): checked each
+    time a pane reports a result or finishes a layout, so nothing waits on a timer."""
+    done = False
 
     def attempt() -> None:
-        if window.panes and all((p.result is not None and p.view.layout_done) or p.error for p in window.panes):
+        nonlocal done
+        if done or not window.panes:
+            return
+        if all((p.result is not None and p.view.layout_done) or p.error for p in window.panes):
+            done = True
             first = next((p for p in window.panes if p.result is not None), None)
             if first is not None and (index := first.view.token_for_char(char)) is not None:
                 window.select_token(first, index)
-            return
-        QTimer.singleShot(100, attempt)
 
-    QTimer.singleShot(100, attempt)
+    for pane in window.panes:
+        pane.updated.connect(attempt)
+        pane.view.laid_out.connect(attempt)
+    attempt()
 
 
 def display_problem(environ: Mapping[str, str] = os.environ) -> str | None:

@@ -340,8 +340,8 @@ class TrainerPanel(QWidget):
         )
         self._auto_save(result)
         # the slider's curve encodes the text ~30 times on the re-cut thread: start it once this
-        # handler is done, so it does not compete with the finishing touches for the GIL
-        QTimer.singleShot(50, self, lambda: self.recut.set_result(result) if self.result is result else None)
+        # handler and the run_finished slots are done, so it does not compete with them for the GIL
+        QTimer.singleShot(0, self, lambda: self.recut.set_result(result) if self.result is result else None)
         self.run_finished.emit(result)
 
     def _auto_save(self, result: TrainingResult) -> None:
