@@ -1,29 +1,20 @@
 """The tokenizer service: a child process that loads vocabularies and encodes texts for every pane
 of a window, answering the requests of `tokviz.service.protocol`. Qt-free (it runs in the child).
 
-Why a process: a long text's encode holds the GIL for long stretches in
-the libraries' C loops and in the columns built around them; a thread of the window's process
-would freeze the window that long. In a child process those loops hold the child's GIL. What
-comes back is an `Encoding`: a handful of numpy arrays and one row per distinct token, cheap to
-send (`protocol.send` passes the arrays out of band).
+Why a process: a long text's encode holds the GIL for long stretches (the libraries' C loops and
+the columns built around them); a thread of the window's process would freeze the window that long.
 
-One process serves every pane: each vocabulary is loaded once (two panes of one spec share it),
-the interpreter and numpy are paid for once, and four panes do not start four busy processes on
-a two-core machine. A thread of the service reads requests as they come, so a sender never waits
-for an encode to end: an encode for a pane with a newer encode (or a cancel) waiting is answered
-`Superseded` without being done (or, when the newer one came during the encode, instead of
-sending the stale result), and `Stop` or the pipe closing ends the process at once, even in the
-middle of an encode.
-
-Encodes of different panes run at the same time, on `encode_threads()` threads: the libraries
-encode with the GIL released (tiktoken, sentencepiece and `tokenizers` all do). One vocabulary is
-never used by two threads at once (two panes of one spec take turns), and a pane's requests stay
-in order (its next one waits for the reply to the one at hand). Loads, drops and streams run on
-the serving loop.
+One process serves every pane: each vocabulary is loaded once, and four panes do not start four
+busy processes. A reader thread takes requests as they come, so an encode whose pane has a newer
+encode (or a cancel) waiting is answered `Superseded` instead of being done or sent, and `Stop` or
+the pipe closing ends the process at once. Encodes of different panes run side by side on encode
+threads (the libraries release the GIL); a vocabulary is never used by two threads at once, and a
+pane's requests stay in order. Loads, drops and streams run on the serving loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
@@ -45,7 +36,7 @@ from tokviz.service import protocol as p
 
 def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds: bool = False) -> Encoding:
     """The encoding of `text`; with `model_adds`, "as the model sees it": with the BOS/EOS the
-    model's own tokenizer adds (`Tokenizer.added_around`)."""
+    model's own tokenizer adds (`Tokenizer.added_tokens`)."""
     t0 = time.perf_counter()
     enc = encode_whole(tokenizer, text, allowed_special=policy.allowed_special,
                        disallowed_special=policy.disallowed_special)
@@ -55,34 +46,29 @@ def encode(tokenizer: Tokenizer, text: str, policy: SpecialPolicy, *, model_adds
 
 
 def _exit_now(conn: Connection) -> NoReturn:
-    """End the process at once: the interpreter's teardown of loaded vocabularies (numpy, Rust
-    tokenizers, module dicts) takes long, and the window's close would wait for it. Nothing here
-    needs flushing but the standard streams."""
+    """End the process at once: the interpreter's teardown of loaded vocabularies takes long, and
+    the window's close would wait for it. Only the standard streams need flushing."""
     conn.close()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(AttributeError, OSError, ValueError):
             stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
     os._exit(0)
 
 
 class _Requests:
-    """The requests read so far, in order; filled by the reader thread, handed out by `get` to
-    the serving loop, which gives encodes to `threads` encode threads (`hold` / `done`)."""
+    """The requests read so far, in order: filled by the reader thread, handed out by `get` to the
+    serving loop, which gives encodes to `threads` encode threads (`hold` / `done`)."""
 
     def __init__(self, threads: int = 1) -> None:
         self._items: list[p.KeyedRequest] = []
         self._cond = threading.Condition()
-        #: when the newest request of each pane came in (`perf_counter`, the system's monotonic
-        #: clock on Linux, so the window can put it on its own time line)
+        #: when the newest request of each pane came (`perf_counter`, the window's time line too)
         self.arrived: dict[int, float] = {}
         self._busy: set[tuple[str, object]] = set()  # ("key", k) and ("spec", s) of encodes at hand
         self._free = threads  # encode threads with nothing to do
 
     def put(self, *messages: p.KeyedRequest) -> None:
-        """Requests that came in together: the serving loop sees all of them at once, so the
-        encode of the highest cost among them goes first."""
+        """Requests that came together: `get` sees them all at once, so the costliest goes first."""
         with self._cond:
             now = time.perf_counter()
             for message in messages:
@@ -92,22 +78,18 @@ class _Requests:
 
     def get(self, spec_of: Mapping[int, str] | None = None,
             cost: Callable[[p.Encode], float] | None = None) -> p.KeyedRequest:
-        """The first request that may go now and is not a load, else the first load that may: a
-        pane that has its vocabulary is answered before the next one is loaded (a pane's own
-        requests only follow its load's reply, so each pane's order holds). Nothing of a pane
-        goes while its encode is at hand (its cancel and its next encode wait, so the encode sees
-        them and is superseded), nothing that uses a vocabulary while another pane's encode uses
-        it, and no encode while every encode thread is at work. When that first request is an
-        encode, the waiting encode of the highest `cost` goes instead (the longest first: the
-        panes finish together rather than one slow vocabulary starting last), among the first
-        requests of each pane only (an encode must not go ahead of its own pane's earlier
-        cancel). A drop goes ahead, and takes its pane's waiting load with it."""
+        """The next request that may go, waiting for one.
+
+        Only a pane's first waiting request may go (a drop always may, and takes its pane's
+        waiting load with it); none of a pane whose encode is at hand (its cancel and next encode
+        wait, so that encode sees them and is superseded); none that uses a vocabulary another
+        pane's encode uses; no encode while every encode thread works. Of those, the first that
+        is not a load goes (a pane with its vocabulary is answered before the next is loaded);
+        if it is an encode, the encode of the highest `cost` goes instead, so the panes finish
+        together rather than one slow vocabulary starting last."""
         spec_of = spec_of or {}
         with self._cond:
-            while True:
-                ready = [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)]
-                if ready:
-                    break
+            while not (ready := [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)]):
                 self._cond.wait()
             at = next((i for i in ready if not isinstance(self._items[i], p.Load)), ready[0])
             if isinstance(self._items[at], p.Encode) and cost is not None:
@@ -119,8 +101,7 @@ class _Requests:
             return message
 
     def _first_of_each_key(self) -> list[int]:
-        """The indices of the requests no earlier request of the same pane waits before (a drop
-        waits for nothing), in order."""
+        """The indices, in order, of the requests no earlier request of their pane waits before."""
         seen: set[int] = set()
         first = []
         for i, m in enumerate(self._items):
@@ -130,9 +111,7 @@ class _Requests:
         return first
 
     def _may_go(self, message: p.KeyedRequest, spec_of: Mapping[int, str]) -> bool:
-        if ("key", message.key) in self._busy:
-            return False
-        if isinstance(message, p.Encode) and not self._free:
+        if ("key", message.key) in self._busy or (isinstance(message, p.Encode) and not self._free):
             return False
         spec = message.spec if isinstance(message, p.Load) else spec_of.get(message.key)
         return not (isinstance(message, (p.Load, p.Encode, p.Stream)) and ("spec", spec) in self._busy)
@@ -157,10 +136,9 @@ class _Requests:
 
 
 class _LastText:
-    """The last text the window sent: kept as its UTF-8 bytes, decoded once for the encodes that
-    name it while they wait. An encode's request holds the str it was given, so once encodes of
-    it are done (`forget`) the str goes when no waiting request holds it (a text with CJK in it
-    is 4 bytes a character as a str, 3 as UTF-8)."""
+    """The last text the window sent, kept as UTF-8 and decoded once for the encodes that name it.
+    Once an encode of it is done (`forget`), the str lives only as long as a waiting request holds
+    it (a str of CJK text is a third larger than its UTF-8)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -188,29 +166,23 @@ class _LastText:
                 self._text = None
 
 
-#: how long the reader waits for the next request after an encode before handing the encodes it
-#: has to the serving loop, and how long at most it gathers them (what a keystroke's encodes wait
-#: more: less than the encodes of anything but a short text take)
+#: after an encode, how long the reader waits for the next request before handing over what it
+#: has, and how long at most it gathers (a keystroke's encodes wait this much more)
 BURST_GAP_S = 0.01
 BURST_MAX_S = 0.05
 
 
 def _read(conn: Connection, requests: _Requests, texts: _LastText) -> None:
-    """The reader thread: every request into `requests`, an encode's `TextRef` replaced by its
-    text; `Stop` or a closed pipe ends the process."""
+    """The reader thread: every request into `requests`, until `Stop` or the pipe closing."""
     while True:
         requests.put(*_burst(conn, texts))
 
 
 def _burst(conn: Connection, texts: _LastText, *, gap_s: float = BURST_GAP_S,
            max_s: float = BURST_MAX_S) -> list[p.KeyedRequest]:
-    """The next request, and when it is an encode, the requests that follow it less than `gap_s`
-    apart (for `max_s` at most); a `Text` goes to `texts`, not into the list.
-
-    The panes of a window send their encodes of a new text within a few ms of each other. Handed
-    to the serving loop one by one, the first two to come went to the two encode threads, and a
-    slow vocabulary's encode that came later started late; handed over together, the longest
-    starts first (`_Requests.get`)."""
+    """The next request and, when it is an encode, the requests that follow it less than `gap_s`
+    apart (for `max_s` at most); a `Text` goes to `texts`, not into the list. The panes send their
+    encodes of a new text within a few ms; handed over together, the costliest starts first."""
     first = _received(conn, texts)
     batch = [first]
     if isinstance(first, p.Encode):
@@ -221,8 +193,8 @@ def _burst(conn: Connection, texts: _LastText, *, gap_s: float = BURST_GAP_S,
 
 
 def _received(conn: Connection, texts: _LastText) -> p.KeyedRequest | None:
-    """The next request; a `Text` is kept in `texts` (None), an encode's `TextRef` replaced by its
-    text where it names the last one."""
+    """The next request, an encode's `TextRef` to the last text replaced by it; None for a `Text`
+    (kept in `texts`). `Stop` or the pipe closing ends the process."""
     try:
         message = p.receive_request(conn)
     except (EOFError, OSError):
@@ -239,12 +211,6 @@ def _received(conn: Connection, texts: _LastText) -> p.KeyedRequest | None:
     return message
 
 
-def encode_threads() -> int:
-    """How many encodes the service runs at once: one per core, up to four (the libraries encode
-    with the GIL released, so encodes of different panes run side by side)."""
-    return max(1, min(os.cpu_count() or 1, 4))
-
-
 class _Server:
     """The service's state: the loaded vocabularies, which pane uses which, and the way back to
     the window (one reply at a time: a reply's arrays follow its head)."""
@@ -254,8 +220,7 @@ class _Server:
         self.texts = texts or _LastText()
         self.loaded: dict[str, Tokenizer] = {}  # spec -> its vocabulary, while a pane uses it
         self.spec_of: dict[int, str] = {}  # key -> spec
-        #: seconds per character each vocabulary took, last time (a sample's encode at its load)
-        self.rate: dict[str, float] = {}
+        self.rate: dict[str, float] = {}  # seconds per character each vocabulary took, last time
         self._send_lock = threading.Lock()
 
     def cost(self, message: p.Encode) -> float:
@@ -264,9 +229,8 @@ class _Server:
         return len(text) * self.rate.get(spec, 0.0) if spec is not None and isinstance(text, str) else 0.0
 
     def _measure(self, spec: str, tokenizer: Tokenizer) -> None:
-        """Time an encode of the shipped samples (many scripts), so the first large encodes of
-        several panes go in the order of their cost; it also fills the vocabulary's per-id caches
-        for the ids most texts use."""
+        """Time an encode of the shipped samples, for `cost`; it also fills the vocabulary's per-id
+        caches for the ids most texts use."""
         text = _sample_text()
         began = time.perf_counter()
         try:
@@ -345,49 +309,30 @@ class _Server:
 
 @functools.cache
 def _sample_text() -> str:
-    """The shipped samples, joined: what `_Server._measure` times each vocabulary on (read once)."""
+    """The shipped samples, joined: what `_Server._measure` times each vocabulary on."""
     from tokviz.core.resources import samples
 
     return "\n".join(s.read_text() for s in samples())
 
 
 def settle_heap(*, unfreeze: bool = False) -> None:
-    """Collect the cycles there are, then move every object that lives on to the collector's
-    permanent generation (`gc.freeze`): a full collection after each encode then looks at what
-    the encode made only, not at every loaded vocabulary's objects. With `unfreeze` (a vocabulary
-    was dropped), the frozen objects are looked at once more first, so its cycles are freed."""
+    """Collect the cycles there are, then freeze what lives on (`gc.freeze`), so the collection
+    after each encode looks only at what that encode made. With `unfreeze` (a vocabulary was
+    dropped), the frozen objects are collected first, so its cycles are freed."""
     if unfreeze:
         gc.unfreeze()
     gc.collect()
     gc.freeze()
 
 
-#: how much lower this process's CPU priority is than the window's (`os.nice`)
-NICENESS = 10
-
-
-def lower_priority() -> None:
-    """Give the window the cores first: the panes' encodes and the window's own work (receiving,
-    preparing, laying out, painting) want more than two cores, and the window drew later with
-    this process at its priority. Only the window waits for this process, never the reverse, so
-    nothing inverts. Nothing on a system without `os.nice` (Windows)."""
-    if hasattr(os, "nice"):
-        try:
-            os.nice(NICENESS)
-        except OSError:  # not allowed: the work is the same, only its share of the cores
-            pass
-
-
 def serve(conn: Connection) -> None:
     """The service process: answer requests for any number of panes until told to stop."""
-    # encodings hold no reference cycles; the collector's full passes over many live objects
-    # would only slow the encodes
-    gc.disable()
-    # one malloc arena for every thread: with more, the encode threads' arenas kept freed memory
-    # that trimming did not give back
-    limit_arenas(1)
-    lower_priority()
-    threads = encode_threads()
+    gc.disable()  # encodings hold no cycles; full passes over many live objects would slow the encodes
+    limit_arenas(1)  # with more arenas, the encode threads' kept freed memory that trimming did not return
+    if hasattr(os, "nice"):  # the window gets the cores first; only it waits for us, so nothing inverts
+        with contextlib.suppress(OSError):  # not allowed: the same work, a larger share of the cores
+            os.nice(10)
+    threads = max(1, min(os.cpu_count() or 1, 4))  # one encode thread per core, up to four
     requests = _Requests(threads)
     texts = _LastText()
     threading.Thread(target=_read, args=(conn, requests, texts), daemon=True, name="requests").start()
