@@ -57,9 +57,6 @@ class TokenizerInfo:
                    tokenizer.describe(), tuple(t.piece for t in before), tuple(t.piece for t in after))
 
 
-# -- requests ---------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Load:
     key: int
@@ -68,10 +65,8 @@ class Load:
 
 @dataclass(frozen=True)
 class Text:
-    """The text later encodes name by `TextRef(number)`: four panes encoding one text send it
-    once, and the service holds one copy. Its UTF-8 bytes (surrogates passed), not the str:
-    pickling a str that is not ASCII leaves a UTF-8 copy of it cached on the str for as long as
-    the sender keeps the text."""
+    """The text later encodes name by `TextRef(number)`, sent once for every pane. As UTF-8 bytes
+    (surrogates passed): pickling a non-ASCII str caches a UTF-8 copy on it for the str's life."""
 
     number: int
     data: bytes
@@ -129,9 +124,6 @@ Request = Load | Text | Encode | Stream | Cancel | Drop | Stop
 #: the requests that name a pane
 KeyedRequest = Load | Encode | Stream | Cancel | Drop
 
-# -- replies ----------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class Loaded:
     key: int
@@ -177,14 +169,10 @@ class Streamed:
 
 Reply = Loaded | LoadFailed | Encoded | Failed | Superseded | Streamed
 
-_REQUESTS = (Load, Text, Encode, Stream, Cancel, Drop, Stop)
-_REPLIES = (Loaded, LoadFailed, Encoded, Failed, Superseded, Streamed)
-
 
 def send(conn: Connection, message: Request | Reply) -> None:
-    """Send one message. Its numpy arrays go out of band (pickle protocol 5): the pickle holds
-    no array data, and each array goes down the pipe as a message of its own, straight from its
-    memory."""
+    """Send one message. Its numpy arrays go out of band (pickle protocol 5): each goes down the
+    pipe as a message of its own, straight from its memory."""
     buffers: list[pickle.PickleBuffer] = []
     head = pickle.dumps(message, protocol=5, buffer_callback=buffers.append)
     conn.send_bytes(len(buffers).to_bytes(4, "little") + head)
@@ -193,9 +181,8 @@ def send(conn: Connection, message: Request | Reply) -> None:
 
 
 def _receive(conn: Connection) -> object:
-    """One message `send` sent. Its arrays are read-only views of the received bytes: unpickling
-    copies no array data (copying a long text's columns while holding the GIL would stall the
-    window when a result lands)."""
+    """One message `send` sent. Its arrays are read-only views of the received bytes: copying a
+    long text's columns while holding the GIL would stall the window when a result lands."""
     head = conn.recv_bytes()
     count = int.from_bytes(head[:4], "little")
     buffers = [conn.recv_bytes() for _ in range(count)]
@@ -205,7 +192,7 @@ def _receive(conn: Connection) -> object:
 def receive_request(conn: Connection) -> Request:
     """The next request (the service's side). EOFError when the pipe is closed."""
     message = _receive(conn)
-    if not isinstance(message, _REQUESTS):
+    if not isinstance(message, Request):
         raise not_a(message, "a request of the tokenizer service")
     return message
 
@@ -213,6 +200,6 @@ def receive_request(conn: Connection) -> Request:
 def receive_reply(conn: Connection) -> Reply:
     """The next reply (the window's side). EOFError when the pipe is closed."""
     message = _receive(conn)
-    if not isinstance(message, _REPLIES):
+    if not isinstance(message, Reply):
         raise not_a(message, "a reply of the tokenizer service")
     return message
