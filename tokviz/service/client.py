@@ -1,15 +1,11 @@
 """The window's side of the tokenizer service: `ServiceClient`. Qt-free.
 
 One client serves every pane of a process. A pane `attach`es with its vocabulary's spec and gets
-a key; its requests go out as soon as they are made (`encode`, `stream`, `cancel`), and every
-reply comes back through the one callback given at construction, called from the client's one
-reader thread, which waits on the pipe (no polling). The GUI turns that callback into a Qt
-signal, so replies reach its thread as events.
-
-The process starts with the first request and stops when the last pane detaches. A process that
-dies (killed, out of memory) is reported to the callback as `Died`; the next request starts a
-new one, and every attached pane's vocabulary is loaded in it again before that request goes
-(each pane's `Loaded` comes again).
+a key; its requests go out at once, and every reply comes to the callback given at construction,
+from the client's one reader thread (the GUI turns it into a Qt signal). The process starts with
+the first request and stops when the last pane detaches. One that dies is reported as `Died`; the
+next request starts a new one, which loads every attached pane's vocabulary again first (each
+pane's `Loaded` comes again).
 
 >>> client = ServiceClient(print)  # doctest: +SKIP
 >>> key = client.attach("cl100k_base"); client.encode(key, 1, "hello", SpecialPolicy())  # doctest: +SKIP
@@ -17,6 +13,7 @@ new one, and every attached pane's vocabulary is loaded in it again before that 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import socket
@@ -26,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Protocol
+from multiprocessing.process import BaseProcess
 
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.service import protocol as p
@@ -44,65 +41,37 @@ class Died:
 Event = p.Reply | Died
 
 
-class Process(Protocol):
-    """What the client needs of a service process (a `multiprocessing.Process` has it all)."""
+class _Subprocess(subprocess.Popen[bytes]):
+    """The service started as `python -m tokviz.service FD` with its end of a socket pair, read as
+    a `multiprocessing.Process` is. Not multiprocessing's spawn: that starts a resource tracker
+    process too, which the service never needs, and it stays for the window's whole life."""
 
-    @property
-    def pid(self) -> int | None: ...
-
-    @property
-    def exitcode(self) -> int | None: ...
-
-    def join(self, timeout: float | None = None) -> None: ...
-
-    def is_alive(self) -> bool: ...
-
-    def terminate(self) -> None: ...
-
-
-class _Subprocess:
-    """A service process started as `python -m tokviz.service FD` with its end of a socket pair,
-    read as a `multiprocessing.Process` is. Not multiprocessing's own spawn: that starts a
-    resource tracker process beside the first child, for named semaphores and shared memory the
-    service never makes, and it stays for the window's whole life."""
-
-    def __init__(self, name: str) -> None:
-        ours, theirs = socket.socketpair()
-        with ours, theirs:
-            self.conn = Connection(ours.detach())
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # as spawn passes it
-            self._popen = subprocess.Popen(
-                [sys.executable, "-m", "tokviz.service", str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env,
-            )
-        self.name = name
-
-    @property
-    def pid(self) -> int | None:
-        return self._popen.pid
+    def __init__(self, theirs: socket.socket) -> None:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}  # as spawn passes it
+        super().__init__([sys.executable, "-m", "tokviz.service", str(theirs.fileno())],
+                         pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, env=env)
 
     @property
     def exitcode(self) -> int | None:
-        return self._popen.poll()
+        return self.poll()
 
     def join(self, timeout: float | None = None) -> None:
-        try:
-            self._popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.wait(timeout)
 
     def is_alive(self) -> bool:
-        return self._popen.poll() is None
+        return self.poll() is None
 
-    def terminate(self) -> None:
-        self._popen.terminate()
+
+Process = BaseProcess | _Subprocess
 
 
 def start_service(name: str) -> tuple[Process, Connection]:
     """A new service process and the window's end of its pipe."""
     if os.name == "posix":
-        child = _Subprocess(name)
-        return child, child.conn
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            return _Subprocess(theirs), Connection(ours.detach())
     ctx = multiprocessing.get_context("spawn")  # Windows: no resource tracker there
     conn, child_conn = ctx.Pipe()
     process = ctx.Process(target=serve, args=(child_conn,), daemon=True, name=name)
@@ -148,13 +117,9 @@ class ServiceClient:
         `LoadFailed` follows)."""
         with self._lock:
             self._keys += 1
-            key = self._keys
-            self._specs[key] = spec
-            if self._run is None:
-                self._start()  # loads every attached pane's vocabulary, this one's too
-            else:
-                self._send(p.Load(key, spec))
-            return key
+            self._specs[self._keys] = spec
+            self.load_again(self._keys)
+            return self._keys
 
     def detach(self, key: int) -> None:
         """The pane of `key` is gone; the last one stops the process."""
@@ -167,9 +132,8 @@ class ServiceClient:
                 self._send(p.Drop(key))
 
     def encode(self, key: int, gen: int, text: str, policy: SpecialPolicy, model_adds: bool = False) -> int:
-        """Encode `text` for the pane of `key`: `Encoded`, `Failed` or `Superseded` follows (a newer
-        encode of the same pane supersedes this one), unless the process dies first (`Died` of
-        the generation returned). The text itself goes once for all panes."""
+        """Encode `text` for the pane of `key`: `Encoded`, `Failed` or `Superseded` follows, or
+        `Died` of the generation returned. A text several panes encode in turn goes once."""
         with self._lock:
             run = self._ensure()
             last = self._last_text
@@ -188,8 +152,8 @@ class ServiceClient:
             return run.generation
 
     def load_again(self, key: int) -> None:
-        """Load the vocabulary of `key` once more (its load was lost with a process that died);
-        a new process, if one starts for it, loads every attached pane's."""
+        """Load the vocabulary of `key` (again, when its load was lost with a process that died);
+        a process started for it loads every attached pane's."""
         with self._lock:
             if self._run is None:
                 self._start()
@@ -217,8 +181,7 @@ class ServiceClient:
         return run
 
     def _send(self, message: p.Request) -> None:
-        """Send on the current pipe. A pipe that breaks ends this process's run: the next request
-        starts a new one, and the reader reports the death."""
+        """Send on the current pipe; a broken one ends the run (the reader reports the death)."""
         run = self._run
         if run is None:
             return
@@ -246,17 +209,15 @@ class ServiceClient:
                                 run.generation))
 
     def stop(self) -> None:
-        """Stop the process: `Stop`, and one still busy after a grace period is terminated. The
-        reader thread closes the pipe when the process has gone."""
+        """Send `Stop`, and terminate a process still busy after a grace period (the reader thread
+        closes the pipe)."""
         with self._lock:
             run, self._run = self._run, None
         if run is None:
             return
         run.stopped = True
-        try:
+        with contextlib.suppress(OSError, ValueError):
             p.send(run.conn, p.Stop())
-        except (OSError, ValueError):
-            pass
         if run.process.pid is not None:
             run.process.join(self._grace_s)
             if run.process.is_alive():
