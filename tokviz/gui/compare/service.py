@@ -1,14 +1,12 @@
 """The panes' way to the tokenizer service, and the preparation of their results, as Qt events.
 
-`TokenizerService` is the one `ServiceClient` of this process: a pane attaches with a handler,
-sends requests from the GUI thread (they never wait for an encode), and gets each reply that
-names it as a call of its handler on the GUI thread: the client's reader thread emits a signal
-per reply, which Qt queues to this object's thread. `Died` goes to every pane.
+`TokenizerService` is this process's one `ServiceClient`: a pane attaches with a handler, sends
+requests from the GUI thread (they never wait for an encode), and gets each reply that names it,
+and every `Died`, as a call of its handler on the GUI thread (the reader thread's signal is queued).
 
-`Preparer` turns encodings into pane results off the GUI thread, one at a time, each on a
-`Worker` (the one background primitive): preparing is Python code holding the GIL, and one such
-thread at a time is all the GUI thread competes with for it. A pane's newer preparation replaces
-its waiting one and aborts its running one (whose result is then never delivered).
+`Preparer` turns encodings into pane results off the GUI thread, one at a time, each on a `Worker`:
+preparing is Python code holding the GIL, and one such thread is all the GUI thread should compete
+with. A pane's newer preparation replaces its waiting one and aborts its running one.
 """
 
 from __future__ import annotations
@@ -44,6 +42,7 @@ class TokenizerService(QObject):
         return key
 
     def detach(self, key: int) -> None:
+        """The pane of `key` is gone: no more replies for it."""
         self._handlers.pop(key, None)
         self.client.detach(key)
 
@@ -110,7 +109,8 @@ class Preparer(QObject):
         if not isValid(job.owner):  # the pane went while its preparation waited
             self._next()
             return
-        worker = Worker(_Run(job.work), owner=job.owner, name="tokviz-cells")
+        work = job.work
+        worker = Worker(lambda _job: work(), owner=job.owner, name="tokviz-cells")
         worker.returned.connect(job.done)
         worker.errored.connect(job.failed)
         worker.finished.connect(self._finished)
@@ -125,17 +125,8 @@ class Preparer(QObject):
 
     @property
     def busy(self) -> bool:
+        """A preparation runs or waits."""
         return self._running is not None or bool(self._waiting)
-
-
-class _Run:
-    """A preparation as a `Worker`'s work (it takes the job, which preparing does not need)."""
-
-    def __init__(self, work: Callable[[], Any]) -> None:
-        self.work = work
-
-    def __call__(self, _job: object) -> Any:
-        return self.work()
 
 
 _PREPARER: Preparer | None = None
