@@ -1,26 +1,24 @@
 """Work in a child process, driven from a `Worker`'s thread: `ChildProcess`.
 
-Used where the work holds the GIL for long stretches (a 1 MB encode, the merge loop): in a thread of
-the GUI process that would freeze the window; in a child it holds the child's GIL, and the worker's
-thread waits on the pipe without holding ours. The child is spawned, never forked (this process runs
-Qt), and its target gets its end of the pipe first: `target(conn, *args)`.
+For work that holds the GIL for long stretches (the merge loop): in a child it holds the child's
+GIL, and the worker's thread waits on the pipe without holding ours. The child is spawned, never
+forked (this process runs Qt); its target gets its end of the pipe first: `target(conn, *args)`.
 
-`receive(job)` waits for the child's next message and honours the job's abort flag: it raises
-`Cancelled` at once, or, given a `cancel` message, sends it and waits up to `grace_s` for the child to
-answer (the trainer's child cleans up its pool). A child that dies is a `ChildDied` with its exit
-code. Leaving the `with` block says goodbye, waits briefly, and terminates a child still busy.
-
-Nothing polls: the wait is one `multiprocessing.connection.wait` on the pipe, the child's sentinel
-(ready when it exits) and a socket pair that the job's abort flag writes to when it is set.
+`receive(job)` waits for the child's next message without polling (one `wait` on the pipe, the
+child's sentinel and a socket the job's abort flag wakes). On an abort it raises `Cancelled` at
+once or, given a `cancel` message, sends it and waits up to `grace_s` for the child's answer. A
+child that dies is a `ChildDied`. Leaving the `with` block says goodbye, waits briefly, and
+terminates a child still busy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import socket
 import time
 from collections.abc import Callable
-from multiprocessing.connection import wait
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from tokviz.core.cancel import Cancelled
@@ -40,20 +38,17 @@ class ChildProcess:
                  daemon: bool = True, goodbye: object = _NOTHING, grace_s: float = 0.2,
                  recv: Callable[[Any], Any] | None = None, send: Callable[[Any, Any], None] | None = None) -> None:
         self._target, self._args = target, args
-        self.what = what  # "tokenizer": "the tokenizer process ended unexpectedly"
+        self.what = what  # "training": "the training process ended unexpectedly"
         self._name, self._daemon = name, daemon
         self._goodbye, self._grace_s = goodbye, grace_s
         self.process: Any = None
         self.conn: Any = None
         self._cancel_sent: float | None = None  # when `receive` sent the cancel message (monotonic)
-        self._recv = recv or (lambda conn: conn.recv())  # how the child's messages are read
-        self._send = send or (lambda conn, message: conn.send(message))  # and how messages are sent
+        self._recv = recv or Connection.recv  # how the child's messages are read
+        self._send = send or Connection.send  # and how messages are sent
 
     def __enter__(self) -> ChildProcess:
-        return self.start()
-
-    def start(self) -> ChildProcess:
-        """Spawn the child (`with` does it too); stop() ends it."""
+        """Spawn the child; leaving the block (or `stop()`) ends it."""
         ctx = multiprocessing.get_context("spawn")
         self._cancel_sent = None
         self.conn, child_conn = ctx.Pipe()
@@ -69,6 +64,7 @@ class ChildProcess:
         self.stop()
 
     def send(self, message: object) -> None:
+        """Send `message` to the child."""
         self._send(self.conn, message)
 
     def receive(self, job: Job, *, cancel: object = _NOTHING, grace_s: float = 5.0) -> Any:
@@ -84,10 +80,8 @@ class ChildProcess:
             raise Cancelled("aborted")
         if self._cancel_sent is None:
             self._cancel_sent = time.monotonic()
-            try:
+            with contextlib.suppress(OSError):
                 self._send(self.conn, cancel)
-            except OSError:
-                pass
         remaining = self._cancel_sent + grace_s - time.monotonic()
         if remaining > 0 and wait([self.conn, self.process.sentinel], remaining):
             return self._take()
@@ -96,16 +90,10 @@ class ChildProcess:
     def _take(self) -> Any:
         """The message the pipe holds, or `ChildDied` when the child is gone."""
         if self.conn.poll(0):
-            try:
+            with contextlib.suppress(EOFError, OSError):
                 return self._recv(self.conn)
-            except (EOFError, OSError):
-                self.process.join(1)
-                raise self._died() from None
-        self.process.join(1)  # only the sentinel is ready: the child has exited
-        raise self._died()
-
-    def _died(self) -> ChildDied:
-        return ChildDied(f"the {self.what} process ended unexpectedly (exit code {self.process.exitcode})")
+        self.process.join(1)  # the child has exited (only its sentinel was ready, or the pipe broke)
+        raise ChildDied(f"the {self.what} process ended unexpectedly (exit code {self.process.exitcode})")
 
     def stop(self) -> None:
         """Say goodbye (a message, and the pipe closing), wait briefly, terminate a busy child."""
@@ -113,10 +101,8 @@ class ChildProcess:
         if process is None:
             return
         if self._goodbye is not _NOTHING:
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 self._send(self.conn, self._goodbye)
-            except (OSError, ValueError):
-                pass
         self.conn.close()  # a child still reading sees EOF
         if process.pid is not None:
             process.join(self._grace_s)
@@ -126,7 +112,5 @@ class ChildProcess:
 
 
 def _wake(wake: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):  # closed: the wait it would end is over
         wake.send(b"x")
-    except OSError:  # closed: the wait it would end is over
-        pass

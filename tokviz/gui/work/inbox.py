@@ -1,14 +1,4 @@
-"""Requests for a long-lived `Worker`: the newest of each kind wins.
-
-A dragged slider or fast typing asks many times while the worker is busy; only the last request of
-each kind is worth doing. `get(job)` hands out kinds in the order given at construction (counts
-before curves) and raises `Cancelled` when the job is aborted while it waits: the abort wakes the
-waiting `get` (nothing wakes it on a timer).
-
->>> inbox = Inbox(("count", "curve")); inbox.put("curve", 1); inbox.put("count", 2); inbox.put("count", 3)
->>> inbox.pending("count"), inbox.get(Job(print)), inbox.get(Job(print))
-(True, ('count', 3), ('curve', 1))
-"""
+"""Requests for a long-lived `Worker`: the newest of each kind wins (`Inbox`)."""
 
 from __future__ import annotations
 
@@ -20,12 +10,22 @@ from tokviz.gui.work.worker import Job
 
 
 class Inbox:
+    """The newest request of each kind, for a worker too busy to do every one (a dragged slider,
+    fast typing). `get(job)` hands out kinds in the order given at construction and raises
+    `Cancelled` when the job is aborted while it waits (the abort wakes it).
+
+    >>> inbox = Inbox(("count", "curve")); inbox.put("curve", 1); inbox.put("count", 2); inbox.put("count", 3)
+    >>> inbox.pending("count"), inbox.get(Job(print)), inbox.get(Job(print))
+    (True, ('count', 3), ('curve', 1))
+    """
+
     def __init__(self, kinds: Sequence[str]) -> None:
         self._kinds = tuple(kinds)
         self._pending: dict[str, object] = {}
         self._cond = threading.Condition()
 
     def put(self, kind: str, value: object) -> None:
+        """Make `value` the request of `kind`, replacing a waiting one."""
         if kind not in self._kinds:
             raise ValueError(f"unknown request kind {kind!r}; expected one of {self._kinds}")
         with self._cond:
@@ -38,6 +38,7 @@ class Inbox:
             return kind in self._pending
 
     def get(self, job: Job) -> tuple[str, object]:
+        """The next request as `(kind, value)`, waiting for one."""
         with job.abort.waking(self._wake), self._cond:
             while not self._pending:
                 if job.abort.is_set():

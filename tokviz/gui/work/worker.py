@@ -1,25 +1,20 @@
 """The one way the GUI runs work off its thread: a `Worker`, on superqt's model.
 
-`Worker(work, owner=...)` runs `work(job)` on a QThread of its own. Each run emits exactly one of
+`Worker(work, owner=...)` runs `work(job)` on a QThread of its own; each run emits exactly one of
 `returned(value)`, `errored(exception)` or `aborted()`, then `finished()` once the thread is gone.
-The work gets a `Job`: `job.abort` is an `AbortFlag`, a `threading.Event` (set by `worker.abort()`
-from any thread; a queued slot would only run after the work) that also wakes a work waiting on
-something else (a pipe, a condition: `AbortFlag.waking`), `job.check()` raises `Cancelled` when it
-is set, and `job.report(value)` sends progress. A generator work reports what it yields, and an abort
-is noticed between yields (the generator is closed).
+`job.abort` is an `AbortFlag` (set by `worker.abort()` from any thread) that can also wake a work
+waiting on a pipe or a condition; `job.check()` raises `Cancelled` once it is set, and
+`job.report(value)` sends progress. A generator work reports what it yields, and an abort is
+noticed between yields.
 
-Guarantees, so callers need no bookkeeping of their own:
-- every signal is emitted on the GUI thread (the worker lives there; the work's thread only posts
-  to it), so a slot connected to a worker never runs on the work's thread;
-- once `abort()` has been called on the GUI thread, neither `yielded` nor `returned`/`errored`
-  follows: a superseded run can never deliver a stale result;
-- the worker keeps itself alive while its thread runs (a running QThread that is garbage-collected
-  aborts the process), and is stopped (aborted, then waited for) when its owner is destroyed
-  (silently: the owner is half gone) and when the application quits.
+Guarantees, so callers keep no bookkeeping: every signal is emitted on the GUI thread; once
+`abort()` was called there, neither `yielded` nor `returned`/`errored` follows (no stale result);
+the worker keeps itself alive while its thread runs (a collected running QThread aborts the
+process), and is stopped when its owner is destroyed (silently) and when the application quits.
 
-Why not superqt itself: its workers are QRunnables in the global QThreadPool, whose size is the
-number of cores; a compare pane waits on its tokenizer process for the window's whole life, so four
-panes on a two-core machine would starve the pool. Nor does it stop a worker when its owner goes.
+Why not superqt itself: its workers run in the global QThreadPool, as large as the number of cores,
+and a compare pane's worker may wait a long time, so a few panes could starve the pool; nor does
+it stop a worker when its owner goes.
 
 >>> worker = Worker(lambda job: catalog.load("qwen"), owner=dialog)  # doctest: +SKIP
 >>> worker.returned.connect(dialog.on_loaded); worker.start()  # doctest: +SKIP
@@ -27,6 +22,7 @@ panes on a two-core machine would starve the pool. Nor does it stop a worker whe
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable, Generator
@@ -57,9 +53,11 @@ class Job:
 
     @property
     def aborted(self) -> bool:
+        """The abort flag is set."""
         return self.abort.is_set()
 
     def check(self) -> None:
+        """Raise `Cancelled` if the abort flag is set."""
         check(self.abort, "the work")
 
     def report(self, value: object) -> None:
@@ -67,7 +65,7 @@ class Job:
         self._report(value)
 
     def _detach(self) -> None:
-        self._report = _ignore
+        self._report = lambda _value: None
 
 
 class Throttle:
@@ -82,15 +80,12 @@ class Throttle:
         self._last = float("-inf")
 
     def ready(self, *, force: bool = False) -> bool:
+        """True if `seconds` have passed since the last True (or `force`)."""
         now = time.monotonic()
         if force or now - self._last >= self.seconds:
             self._last = now
             return True
         return False
-
-
-def _ignore(value: object) -> None:
-    pass
 
 
 class _Thread(QThread):
@@ -133,7 +128,7 @@ class Worker(QObject):
         self._thread = _Thread(self._execute)
         self._thread.setObjectName(name)
         self._progress.connect(self._on_progress)
-        self._ended.connect(self._on_ended)
+        self._ended.connect(self._deliver)
         self._thread.finished.connect(self._release)
         # kept to disconnect once the run is over: a finished worker that something still holds
         # must not be called when its owner goes later
@@ -141,6 +136,7 @@ class Worker(QObject):
 
     # -- GUI thread --------------------------------------------------------------------------------
     def start(self) -> Worker:
+        """Start the run (a worker runs once)."""
         if self._state != "new":
             raise RuntimeError("a Worker runs once; make a new one")
         self._state = "running"
@@ -157,6 +153,7 @@ class Worker(QObject):
 
     @property
     def is_running(self) -> bool:
+        """Started and not yet released."""
         return self._state == "running"
 
     def stop(self) -> None:
@@ -178,9 +175,6 @@ class Worker(QObject):
             self.yielded.emit(value)
 
     @Slot(str, object)
-    def _on_ended(self, kind: str, value: object) -> None:
-        self._deliver(kind, value)  # type: ignore[arg-type]
-
     def _deliver(self, kind: Outcome, value: object) -> None:
         if self.outcome is not None:
             return
@@ -206,30 +200,19 @@ class Worker(QObject):
             self._deliver("aborted", None)
         app = QCoreApplication.instance()
         if app is not None:
-            try:
+            with contextlib.suppress(RuntimeError, TypeError):
                 app.aboutToQuit.disconnect(self.stop)
-            except (RuntimeError, TypeError):
-                pass
         _LIVE.discard(self)
-        self._drop_owner()
-        self._drop_cycles()
-        self.finished.emit()
-
-    def _drop_owner(self) -> None:
         connection, self._owner_connection = self._owner_connection, None
         if connection is not None:
             QObject.disconnect(connection)  # a no-op when the owner is already gone
-
-    def _drop_cycles(self) -> None:
-        """Let go of the work and of the links back to this worker (the job's report, the thread's
-        target). The work often holds the worker's owner (a dialog's lambda reads its fields) and
-        the owner holds the worker: a cycle only the cyclic garbage collector frees, at a moment
-        and in an order of its choosing, tearing down live Qt objects on whatever the GUI thread is
-        doing (the test suite once died in such a collection). Without them, a finished worker and
-        its owner are freed when their last reference goes."""
+        # let go of the work and of the links back to this worker: the work often holds the owner,
+        # which holds the worker, a cycle only the cyclic collector frees, at a moment of its
+        # choosing, tearing down live Qt objects on whatever the GUI thread is doing
         self._work = None
         self.job._detach()
         self._thread.target = None
+        self.finished.emit()
 
     # -- the work's thread ---------------------------------------------------------------------------
     def _execute(self) -> None:
