@@ -1,14 +1,9 @@
 """`Encoding`: one text's tokens as columns, the one result type of an encode.
 
-In the spirit of Hugging Face's `Encoding`: plain numpy columns (ids, byte and character spans,
-one key per token into a table of the distinct tokens), frozen, with the lookups the views and
-analyses need (`token_at_char`, `tokens_in_chars`, `token_text`). A long text has many times
-more tokens than distinct ones, so per-token facts are numbers and everything else
-(bytes, kind, piece) is told once per distinct token, in `TokenTable`. An `Encoding` reads as a
-sequence of `Token`s, each built only when asked for (a tooltip, `--json`) and equal to
-`Tokenizer.encode`'s.
-
-This module cuts nothing: backends lay tokens out (`Laid`, `TokenInfo` in `tokviz.core.layout`)
+As Hugging Face's `Encoding`: frozen numpy columns (byte and character spans, one key per token
+into `TokenTable`, the distinct tokens' ids, bytes, kinds and pieces) with the lookups the views
+need. It reads as a sequence of `Token`s, each built only when asked for and equal to
+`Tokenizer.encode`'s. This module cuts nothing: backends lay tokens out (`tokviz.core.layout`)
 and `Encoding.of_laid` puts them together.
 """
 
@@ -49,6 +44,7 @@ class TokenTable:
 
     @classmethod
     def of_rows(cls, rows: Iterable[Row]) -> TokenTable:
+        """The table of `rows`, in their order."""
         ids: list[int] = []
         datas: list[bytes] = []
         kinds: list[int] = []
@@ -64,15 +60,13 @@ class TokenTable:
         return len(self.datas)
 
     def row(self, k: int) -> Row:
+        """Row `k` as (id, bytes, kind, piece)."""
         return int(self.ids[k]), self.datas[k], KINDS[self.kinds[k]], self.pieces[k]
 
     def rows(self) -> list[Row]:
+        """Every row, as `row` gives it."""
         kinds = [KINDS[code] for code in self.kinds.tolist()]
         return list(zip(self.ids.tolist(), self.datas, kinds, self.pieces))
-
-    def lengths(self) -> np.ndarray:
-        """The byte length of each row's bytes."""
-        return np.fromiter(map(len, self.datas), dtype=np.int64, count=len(self.datas))
 
     def joined(self, rows: Iterable[Row]) -> tuple[TokenTable, list[int]]:
         """This table with the rows it lacks appended, and the index of each given row in it."""
@@ -92,11 +86,9 @@ class TokenTable:
 
 @dataclass(frozen=True, eq=False)
 class Encoding(Sequence[Token]):
-    """One encode, column by column: token i stands for row `key_index[i]` of `table` (its id is
-    `ids[i]`, read from the table), spanning bytes `byte_starts[i]` to `byte_ends[i]` and
-    characters `starts[i]` to `ends[i]` of the text. Spans are in text order (both starts and
-    ends non-decreasing). `n_bytes` is the text's UTF-8 length; `seconds` and `extra` say how it
-    was made.
+    """One encode, column by column: token i is row `key_index[i]` of `table`, spanning bytes
+    `byte_starts[i]` to `byte_ends[i]` and characters `starts[i]` to `ends[i]` of the text, in text
+    order. `n_bytes` is the text's UTF-8 length; `seconds` and `extra` say how it was made.
 
     >>> from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer
     >>> tiny = TiktokenTokenizer("tiny", {b"a": 0, b"b": 1, b" ": 2, b"ab": 3}, pattern="[ab]+| ")
@@ -143,11 +135,10 @@ class Encoding(Sequence[Token]):
 
     @classmethod
     def of_laid(cls, parts: Sequence[Laid], info_for: Callable[[list[int]], TokenInfo], n_bytes: int) -> Encoding:
-        """The columns of the arrays backends lay out. Tokens are told apart by (id, bytes) only
-        where a token's bytes are not its id's (unknown tokens); otherwise the id alone is the
-        key. `info_for(ids)` gives the bytes, kind and piece of the distinct ids. Every pass over
-        the tokens is in numpy; Python code runs once per distinct id, and once per token only in
-        a part that carries its own bytes (`Laid.datas`)."""
+        """The columns of the arrays backends lay out; `info_for(ids)` gives the bytes, kind and
+        piece of the distinct ids. The id alone is a token's key, but where its bytes are not its
+        id's (an unknown token) (id, bytes) is. Python code runs once per distinct id, and once
+        per token only in a part that carries its own bytes (`Laid.datas`)."""
         if not parts:
             return cls.of_tokens([], n_bytes)
         ids = np.concatenate([np.asarray(p.ids, dtype=np.int64) for p in parts])
@@ -176,9 +167,8 @@ class Encoding(Sequence[Token]):
 
     @classmethod
     def joined(cls, parts: Sequence[Encoding], n_bytes: int) -> Encoding:
-        """Consecutive parts of one text (each with spans on the whole text and keys into its own
-        table) as one encoding of `n_bytes` bytes, its table listing the distinct tokens in the
-        order they first occur."""
+        """Consecutive parts of one text (spans on the whole text, keys into their own tables) as
+        one encoding of `n_bytes` bytes, its table in the order the tokens first occur."""
         if len(parts) == 1:
             return replace(parts[0], n_bytes=n_bytes)
         rows: list[Row] = []
@@ -206,15 +196,13 @@ class Encoding(Sequence[Token]):
         from `Tokenizer.added_tokens`)."""
         if not before and not after:
             return self
-        table, keys = self.table.joined((t.id, t.bytes, t.kind, t.piece) for t in (*before, *after))
+        around = (*before, *after)
+        table, keys = self.table.joined((t.id, t.bytes, t.kind, t.piece) for t in around)
 
         def joined(column: np.ndarray, values: Iterable[int]) -> np.ndarray:
-            given = list(values)
-            head = np.array(given[:len(before)], dtype=column.dtype)
-            tail = np.array(given[len(before):], dtype=column.dtype)
-            return np.concatenate([head, column, tail])
+            given = np.array(list(values), dtype=column.dtype)
+            return np.concatenate([given[:len(before)], column, given[len(before):]])
 
-        around = (*before, *after)
         return Encoding(
             joined(self.byte_starts, (t.byte_start for t in around)),
             joined(self.byte_ends, (t.byte_end for t in around)),
@@ -234,10 +222,9 @@ class Encoding(Sequence[Token]):
                         self.ends + chars, self.key_index, self.table, self.n_bytes + n_bytes)
 
     def compact(self) -> Encoding:
-        """The same encoding in fewer bytes: offsets int32 where every value fits (a text under
-        2 GB), keys uint16 where the table has at most 65536 rows, and each pair of span columns
-        whose spans meet (every token ends where the next one starts, as a byte-level BPE's byte
-        spans always do) made two views of one array of bounds.
+        """The same encoding in fewer bytes: offsets int32 where they fit, keys uint16 where the
+        table has at most 65536 rows, and each pair of span columns whose spans meet (each token
+        ends where the next starts) two views of one array of bounds.
 
         >>> a, b = (Token(i, c, i, i + 1, i, i + 1, TokenKind.NORMAL, c.decode()) for i, c in enumerate((b"a", b"b")))
         >>> small = Encoding.of_tokens([a, b], 2).compact()
@@ -349,11 +336,9 @@ def _shared(starts: np.ndarray, ends: np.ndarray, small: bool) -> tuple[np.ndarr
 
 
 def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(ids, return_inverse=True)` for token ids (non-negative integers), the inverse
-    int32. In linear time where the largest id is not far beyond the text's length (a table as
-    long as the largest id marks the ids present; a sort is several times slower on a long
-    text); by the sort where it is (a rank file may give one token an id near 2**31: memory
-    follows the number of tokens, never the largest id).
+    """`np.unique(ids, return_inverse=True)` for non-negative token ids, the inverse int32. In
+    linear time (a table as long as the largest id marks the ids present) unless the largest id
+    is far beyond the number of ids: then by a sort, so memory never follows the largest id.
 
     >>> distinct, inverse = distinct_ids(np.array([7, 3, 7, 0]))
     >>> distinct.tolist(), inverse.tolist()
@@ -375,8 +360,7 @@ def distinct_ids(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def span_columns(tokens: Sequence[Token]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`(byte_starts, byte_ends, starts)` of `tokens` as arrays: an `Encoding`'s own, else made in
-    one pass."""
+    """`(byte_starts, byte_ends, starts)` of `tokens` as arrays (an `Encoding`'s own columns)."""
     if isinstance(tokens, Encoding):
         return tokens.byte_starts, tokens.byte_ends, tokens.starts
     n = len(tokens)
