@@ -89,8 +89,8 @@ class _Requests:
         together rather than one slow vocabulary starting last."""
         spec_of = spec_of or {}
         with self._cond:
-            while not (ready := [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)]):
-                self._cond.wait()
+            ready = self._cond.wait_for(
+                lambda: [i for i in self._first_of_each_key() if self._may_go(self._items[i], spec_of)])
             at = next((i for i in ready if not isinstance(self._items[i], p.Load)), ready[0])
             if isinstance(self._items[at], p.Encode) and cost is not None:
                 encodes = [i for i in ready if isinstance(self._items[i], p.Encode)]
@@ -142,21 +142,20 @@ class _LastText:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._number = -1
-        self._data = b""
+        self._last = p.Text(-1, b"")
         self._text: str | None = None
 
     def put(self, message: p.Text) -> None:
         with self._lock:
-            self._number, self._data, self._text = message.number, message.data, None
+            self._last, self._text = message, None
 
     def get(self, number: int) -> str | None:
         """The text of message `number`; None when it is not the last one."""
         with self._lock:
-            if number != self._number:
+            if number != self._last.number:
                 return None
             if self._text is None:
-                self._text = self._data.decode("utf-8", "surrogatepass")
+                self._text = self._last.text()
             return self._text
 
     def forget(self, text: str) -> None:

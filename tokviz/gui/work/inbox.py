@@ -40,10 +40,9 @@ class Inbox:
     def get(self, job: Job) -> tuple[str, object]:
         """The next request as `(kind, value)`, waiting for one."""
         with job.abort.waking(self._wake), self._cond:
-            while not self._pending:
-                if job.abort.is_set():
-                    raise Cancelled("aborted")
-                self._cond.wait()
+            self._cond.wait_for(lambda: self._pending or job.abort.is_set())
+            if not self._pending:
+                raise Cancelled("aborted")
             kind = next(k for k in self._kinds if k in self._pending)
             return kind, self._pending.pop(kind)
 
