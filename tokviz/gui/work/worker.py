@@ -13,8 +13,8 @@ the worker keeps itself alive while its thread runs (a collected running QThread
 process), and is stopped when its owner is destroyed (silently) and when the application quits.
 
 Why not superqt itself: its workers run in the global QThreadPool, as large as the number of cores,
-and a compare pane's worker may wait a long time, so a few panes could starve the pool; nor does
-it stop a worker when its owner goes.
+and a long-lived worker (the recut's, waiting on its `Inbox`) would hold a slot for its owner's
+whole life; nor does superqt stop a worker when its owner goes.
 
 >>> worker = Worker(lambda job: catalog.load("qwen"), owner=dialog)  # doctest: +SKIP
 >>> worker.returned.connect(dialog.on_loaded); worker.start()  # doctest: +SKIP
