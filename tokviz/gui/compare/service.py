@@ -11,6 +11,7 @@ with. A pane's newer preparation replaces its waiting one and aborts its running
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,19 +58,15 @@ class TokenizerService(QObject):
             for_pane(event)
 
 
-_SERVICE: TokenizerService | None = None
-
-
+@functools.cache
 def tokenizer_service() -> TokenizerService:
     """This process's tokenizer service (made with the first pane; its process stops with the
     last pane, or when the application quits)."""
-    global _SERVICE
-    if _SERVICE is None:
-        _SERVICE = TokenizerService()
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(_SERVICE.client.stop)
-    return _SERVICE
+    service = TokenizerService()
+    app = QCoreApplication.instance()
+    if app is not None:
+        app.aboutToQuit.connect(service.client.stop)
+    return service
 
 
 @dataclass
@@ -129,12 +126,7 @@ class Preparer(QObject):
         return self._running is not None or bool(self._waiting)
 
 
-_PREPARER: Preparer | None = None
-
-
+@functools.cache
 def preparer() -> Preparer:
     """This process's one `Preparer`."""
-    global _PREPARER
-    if _PREPARER is None:
-        _PREPARER = Preparer()
-    return _PREPARER
+    return Preparer()
