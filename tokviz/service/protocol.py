@@ -24,6 +24,7 @@ import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 from tokviz.core.encoding import Encoding
 from tokviz.core.messages import not_a
@@ -180,26 +181,24 @@ def send(conn: Connection, message: Request | Reply) -> None:
         conn.send_bytes(buffer.raw())
 
 
-def _receive(conn: Connection) -> object:
-    """One message `send` sent. Its arrays are read-only views of the received bytes: copying a
-    long text's columns while holding the GIL would stall the window when a result lands."""
+def _receive(conn: Connection, kind: Any, what: str) -> Any:
+    """One message `send` sent, which must be of `kind`. Its arrays are read-only views of the
+    received bytes: copying a long text's columns while holding the GIL would stall the window
+    when a result lands."""
     head = conn.recv_bytes()
     count = int.from_bytes(head[:4], "little")
     buffers = [conn.recv_bytes() for _ in range(count)]
-    return pickle.loads(memoryview(head)[4:], buffers=buffers)
+    message = pickle.loads(memoryview(head)[4:], buffers=buffers)
+    if not isinstance(message, kind):
+        raise not_a(message, what)
+    return message
 
 
 def receive_request(conn: Connection) -> Request:
     """The next request (the service's side). EOFError when the pipe is closed."""
-    message = _receive(conn)
-    if not isinstance(message, Request):
-        raise not_a(message, "a request of the tokenizer service")
-    return message
+    return _receive(conn, Request, "a request of the tokenizer service")
 
 
 def receive_reply(conn: Connection) -> Reply:
     """The next reply (the window's side). EOFError when the pipe is closed."""
-    message = _receive(conn)
-    if not isinstance(message, Reply):
-        raise not_a(message, "a reply of the tokenizer service")
-    return message
+    return _receive(conn, Reply, "a reply of the tokenizer service")
