@@ -120,9 +120,7 @@ class Encoding(Sequence[Token]):
         with gc_paused():  # the transposed tuples hold no cycles; collections would only rescan them
             ids, datas, byte_starts, byte_ends, starts, ends, _kinds, _pieces = zip(*tokens)
             keys = list(zip(ids, datas))
-            index_of = dict.fromkeys(keys, 0)
-            for i, key in enumerate(index_of):
-                index_of[key] = i
+            index_of = {key: i for i, key in enumerate(dict.fromkeys(keys))}
             where = dict(zip(keys, range(n)))  # one token per distinct key, for its kind and piece
             firsts = map(tokens.__getitem__, where.values())
             table = TokenTable.of_rows((t.id, t.bytes, t.kind, t.piece) for t in firsts)
