@@ -19,16 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QDragEnterEvent,
-    QDropEvent,
-    QFont,
-    QMouseEvent,
-    QPainter,
-    QPaintEvent,
-    QTextCursor,
-)
+from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QFont, QMouseEvent, QPainter, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 #: characters a QTextDocument cannot hold as themselves (each would become a paragraph break, or
@@ -120,9 +111,9 @@ class _Fill:
     after: str
     undoable: bool  # a paste (one undo step) or a set_raw_text (no undo, like setPlainText)
     notify: bool  # emit textChanged at the end (False when signals were blocked at the start)
-    was_read_only: bool
     cursor_at: int | None = None  # UTF-16 position of the text cursor at the end (None: after it)
-    was_centered: bool = False  # the editor's centerOnScroll before the fill
+    was_read_only: bool = False  # the editor's state before the fill
+    was_centered: bool = False
     start: int = 0  # UTF-16 position of the insert
     done: int = 0  # characters of `text` inserted
 
@@ -176,15 +167,13 @@ class InputEditor(QPlainTextEdit):
         in by slices over the next event-loop turns (`filling`, then `filled`)."""
         self._stop_fill()  # its text is replaced anyway
         if len(text) > FILL_SLICE:  # the first codec, its stand-ins looked for slice by slice
-            self._fill_whole(text, RawCodec.for_text(""), cursor_at=0, notify=not self.signalsBlocked(),
-                             was_read_only=self.isReadOnly())
+            self._fill_whole(text, RawCodec.for_text(""), cursor_at=0, notify=not self.signalsBlocked())
             return
         self.codec = RawCodec.for_text(text)
         self.setPlainText(self.codec.encode(text))
         self._raw = text
 
-    def _fill_whole(self, text: str, codec: RawCodec, *, cursor_at: int, notify: bool,
-                    was_read_only: bool) -> None:
+    def _fill_whole(self, text: str, codec: RawCodec, *, cursor_at: int, notify: bool) -> None:
         self.codec = codec
         blocked = self.blockSignals(not notify)
         try:
@@ -193,7 +182,7 @@ class InputEditor(QPlainTextEdit):
             self.blockSignals(blocked)
         self.document().setUndoRedoEnabled(False)  # re-enabled when the fill ends
         self._start_fill(_Fill(QTextCursor(self.document()), text, "", "", undoable=False, notify=notify,
-                               was_read_only=was_read_only, cursor_at=cursor_at))
+                               cursor_at=cursor_at))
 
     def raw_char_at(self, position: int) -> str:
         """The raw character at UTF-16 position `position` ('' past the end)."""
@@ -218,7 +207,7 @@ class InputEditor(QPlainTextEdit):
         before, after = _around(self.raw_text(), start, cursor.selectionEnd())
         if len(text) > FILL_SLICE:  # each slice is looked at for stand-ins as it goes in
             self._start_fill(_Fill(cursor, text, before, after, undoable=True, notify=not self.signalsBlocked(),
-                                   was_read_only=self.isReadOnly(), start=start))
+                                   start=start))
             return
         self.set_raw_text(before + text + after)  # it holds a stand-in: new ones for the whole text
         if self._fill is not None:  # the whole text is large: the cursor goes there at the end
@@ -231,6 +220,7 @@ class InputEditor(QPlainTextEdit):
     # -- large texts: slices over event-loop turns --------------------------------------------
     def _start_fill(self, fill: _Fill) -> None:
         self._fill = fill
+        fill.was_read_only = self.isReadOnly()
         self.setReadOnly(True)
         # QPlainTextEdit lays out the document's last screenful after every change to find its
         # scroll range, unless it centers on scroll: each slice's end would be shaped (its CJK and
@@ -250,8 +240,7 @@ class InputEditor(QPlainTextEdit):
         if not self.codec.fits(piece):  # the text holds a stand-in: new ones for the whole text
             self._stop_fill()
             at = fill.start + _units(fill.text) if fill.cursor_at is None else fill.cursor_at
-            self._fill_whole(fill.raw, RawCodec.for_text(fill.raw), cursor_at=at, notify=fill.notify,
-                             was_read_only=fill.was_read_only)
+            self._fill_whole(fill.raw, RawCodec.for_text(fill.raw), cursor_at=at, notify=fill.notify)
             return
         with QSignalBlocker(self):  # textChanged once, at the end
             if fill.done == 0 or not fill.undoable:
