@@ -41,9 +41,8 @@ class AddMenu(QMenu):
         self._add_pane = add_pane
         self._worker: Worker | None = None
         self.scan: discovery.Scan | None = None
-        self.search = QLineEdit(placeholderText="Search: gpt-4o, llama 3, qwen, ollama…", clearButtonEnabled=True)
-        self.search.setMinimumWidth(320)
-        self.search.textChanged.connect(self.apply_filter)
+        self.search = QLineEdit(placeholderText="Search: gpt-4o, llama 3, qwen, ollama…", clearButtonEnabled=True,
+                                minimumWidth=320, textChanged=self.apply_filter)
         box = QWidgetAction(self)
         box.setDefaultWidget(self.search)
         self.addAction(box)

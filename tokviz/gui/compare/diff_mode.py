@@ -116,12 +116,9 @@ class DiffPanel(QWidget):
         self._jump = jump
         self.summary = QLabel("diff: waiting for every pane", wordWrap=True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.reference = QComboBox(toolTip="the pane the others are compared with")
-        self.reference.activated.connect(reference_changed)
-        self.stretch_list = QListWidget()
-        self.stretch_list.setMinimumHeight(120)  # a few stretches readable without dragging the splitter
-        self.stretch_list.itemActivated.connect(self._on_item)
-        self.stretch_list.itemClicked.connect(self._on_item)
+        self.reference = QComboBox(toolTip="the pane the others are compared with", activated=reference_changed)
+        # a few stretches readable without dragging the splitter
+        self.stretch_list = QListWidget(minimumHeight=120, itemActivated=self._on_item, itemClicked=self._on_item)
         top = QHBoxLayout()
         top.addWidget(QLabel("Reference:"))
         top.addWidget(self.reference)

@@ -144,8 +144,7 @@ class InputEditor(QPlainTextEdit):
         self.viewport().setMouseTracking(True)
         self.document().contentsChanged.connect(self._forget_raw)
         self._fill: _Fill | None = None
-        self._fill_timer = QTimer(self, singleShot=True, interval=0)
-        self._fill_timer.timeout.connect(self._fill_step)
+        self._fill_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fill_step)
 
     # -- the raw text ------------------------------------------------------------------------
     def raw_text(self) -> str:

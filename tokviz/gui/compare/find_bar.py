@@ -55,7 +55,8 @@ class FindBar(QWidget):
         self.host = host
         self.mode_box = QComboBox()
         self.mode_box.addItems(["Text", "Token id"])
-        self.query = QLineEdit(placeholderText="Find in the text…", clearButtonEnabled=True)
+        self.query = QLineEdit(placeholderText="Find in the text…", clearButtonEnabled=True, textChanged=self._search,
+                               returnPressed=lambda: self.step(1))
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         row = QHBoxLayout(self)
@@ -63,15 +64,10 @@ class FindBar(QWidget):
         row.addWidget(self.mode_box)
         row.addWidget(self.query, 1)
         for text, tip, step in (("▲", "Previous (Shift+Enter)", -1), ("▼", "Next (Enter)", 1)):
-            button = QToolButton(text=text, toolTip=tip, autoRaise=True)
-            button.clicked.connect(lambda _=False, s=step: self.step(s))
+            button = QToolButton(text=text, toolTip=tip, autoRaise=True, clicked=lambda _=False, s=step: self.step(s))
             row.addWidget(button)
         row.addWidget(self.status, 2)
-        close = QToolButton(text="✕", toolTip="Close (Esc)", autoRaise=True)
-        close.clicked.connect(self.hide)
-        row.addWidget(close)
-        self.query.textChanged.connect(self._search)
-        self.query.returnPressed.connect(lambda: self.step(1))
+        row.addWidget(QToolButton(text="✕", toolTip="Close (Esc)", autoRaise=True, clicked=self.hide))
         self.mode_box.currentIndexChanged.connect(self._mode_changed)
         QShortcut(QKeySequence("Shift+Return"), self.query, lambda: self.step(-1))
         QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.hide)

@@ -46,16 +46,11 @@ class StreamDialog(QDialog):
         self.position = 0
         self.naive_edit = QPlainTextEdit(readOnly=True)
         self.buffered_edit = QPlainTextEdit(readOnly=True)
-        self.play_button = QPushButton("Play")
-        self.play_button.clicked.connect(self.toggle)
-        self.back_button = QPushButton("◀ 1", toolTip="One token back")
-        self.back_button.clicked.connect(self.step_back)
-        self.step_button = QPushButton("1 ▶", toolTip="One token forward")
-        self.step_button.clicked.connect(self.step)
-        self.slider = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=len(self.ids),
-                              toolTip="Scrub: the text as streamed up to this token")
-        self.slider.setPageStep(max(len(self.ids) // 20, 1))
-        self.slider.valueChanged.connect(self._on_scrub)
+        self.play_button = QPushButton("Play", clicked=self.toggle)
+        self.back_button = QPushButton("◀ 1", toolTip="One token back", clicked=self.step_back)
+        self.step_button = QPushButton("1 ▶", toolTip="One token forward", clicked=self.step)
+        self.slider = QSlider(Qt.Orientation.Horizontal, maximum=len(self.ids), pageStep=max(len(self.ids) // 20, 1),
+                              toolTip="Scrub: the text as streamed up to this token", valueChanged=self._on_scrub)
         self.speed = QSpinBox(minimum=1, maximum=500, value=25, suffix=" tokens/s")
         self.status = QLabel()
         capped = self.total > len(self.ids)
@@ -74,8 +69,7 @@ class StreamDialog(QDialog):
         grid.addLayout(controls, 2, 0, 1, 2)
         grid.addWidget(self.status, 3, 0, 1, 2)
         grid.addWidget(self.cap_note, 4, 0, 1, 2)
-        self.timer = QTimer(self)
-        self.timer.timeout.connect(self._tick)
+        self.timer = QTimer(self, timeout=self._tick)
         self.resize(900, 420)
         self._show_position()
 
