@@ -1,9 +1,6 @@
 """The Add-pane menu: a search box, the catalog by the model names people know, "On this machine"
-(the tokenizers `tokviz.core.discovery` finds, scanned on a Worker the first time the menu opens)
-and a file.
-
-The search box filters every item by its text and the names behind it (`gpt4o`, `qwen 2.5`,
-`ollama`); a section whose items are all filtered out hides its heading too.
+(what `tokviz.core.discovery` finds, scanned on a Worker when the menu first opens) and a file.
+The search matches an item's text and the names behind it (`gpt4o`, `qwen 2.5`, `ollama`).
 """
 
 from __future__ import annotations

@@ -129,12 +129,11 @@ class DiffPanel(QWidget):
         box.addWidget(self.stretch_list, 1)
 
     def set_names(self, names: list[str], reference: int) -> None:
-        """List the panes to choose the reference from, `reference` chosen."""
-        self.reference.blockSignals(True)
+        """List the panes to choose the reference from, `reference` chosen (`activated`, the only
+        signal listened to, is the user's choice alone)."""
         self.reference.clear()
         self.reference.addItems(names)
         self.reference.setCurrentIndex(reference)
-        self.reference.blockSignals(False)
 
     def show_waiting(self, message: str) -> None:
         """Say `message` instead of an outcome."""

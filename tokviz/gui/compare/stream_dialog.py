@@ -149,15 +149,6 @@ class StreamDialog(QDialog):
             shown += f" · id {self.ids[self.position - 1]}"
         self.status.setText(shown)
 
-    # -- text ----------------------------------------------------------------------------------
-    def naive_text(self) -> str:
-        """The naive side's text so far."""
-        return self.naive_edit.toPlainText()
-
-    def buffered_text(self) -> str:
-        """The buffered side's text so far."""
-        return self.buffered_edit.toPlainText()
-
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.timer.stop()
         super().closeEvent(event)
