@@ -193,9 +193,7 @@ class DiffMode:
         self._worker: Worker | None = None
         #: the editor underlines (the window's hover mark is drawn with them)
         self.editor_marks: list[QTextEdit.ExtraSelection] = []
-        self._editor_ranges = np.zeros((0, 2), np.int64)
-        # a stretch's characters selected in the editor (its tokens light up in every pane), every
-        # pane scrolled to it
+        # a stretch's row selects its characters in the editor and scrolls every pane to it
         self.panel = DiffPanel(window.select_chars, self.set_reference)
         self.panel.hide()
         window.editor.verticalScrollBar().valueChanged.connect(self._update_editor_marks)
@@ -211,7 +209,6 @@ class DiffMode:
         self.outcome = None
         for pane in self.window.panes:
             pane.view.set_boundary_marks(None)
-        self._editor_ranges = np.zeros((0, 2), np.int64)
         self.editor_marks = []
         self.window.editor.setExtraSelections([])
 
@@ -260,7 +257,6 @@ class DiffMode:
         self.outcome = outcome
         for pane, marks in zip(self.window.panes, outcome.marks):
             pane.view.set_boundary_marks(marks)
-        self._editor_ranges = outcome.editor_ranges
         self._update_editor_marks()
         self._show(outcome)
 
@@ -282,7 +278,7 @@ class DiffMode:
         if not self.on:
             return
         editor, offsets = self.window.editor, self.window.offsets
-        ranges = self._editor_ranges
+        ranges = self.outcome.editor_ranges if self.outcome is not None else np.zeros((0, 2), np.int64)
         if len(ranges):
             view = editor.viewport().rect()
             lo = offsets.to_chars(editor.cursorForPosition(view.topLeft()).position())
