@@ -80,7 +80,6 @@ class StreamDialog(QDialog):
         naive, buffered = naive_stream(tokenizer, shown), buffered_stream(tokenizer, shown)
         return cls(tokenizer.name, shown, list(naive), list(buffered), parent, total=len(ids))
 
-    # -- playing -------------------------------------------------------------------------------
     def toggle(self) -> None:
         """Play from here (from the start when at the end), or pause."""
         if self.timer.isActive():
