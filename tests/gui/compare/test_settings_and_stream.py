@@ -47,11 +47,11 @@ def test_stream_naive_vs_buffered_qwen_example(qtbot, vocab) -> None:
     dialog = StreamDialog.from_tokenizer(qwen, [51461, 117])
     qtbot.addWidget(dialog)
     assert dialog.step()
-    assert dialog.naive_text() == " \ufffd"  # the seeds' `tokenizer.decode([51461])`
-    assert dialog.buffered_text() == " "  # the partial character is held back
+    assert dialog.naive_edit.toPlainText() == " \ufffd"  # the seeds' `tokenizer.decode([51461])`
+    assert dialog.buffered_edit.toPlainText() == " "  # the partial character is held back
     assert dialog.step() and not dialog.step()
-    assert dialog.naive_text() == "".join(naive_stream(qwen, [51461, 117])) == " \ufffd\ufffd"
-    assert dialog.buffered_text() == "".join(buffered_stream(qwen, [51461, 117])) == " 根"
+    assert dialog.naive_edit.toPlainText() == "".join(naive_stream(qwen, [51461, 117])) == " \ufffd\ufffd"
+    assert dialog.buffered_edit.toPlainText() == "".join(buffered_stream(qwen, [51461, 117])) == " 根"
 
 
 def test_stream_plays_with_a_timer(qtbot, make_window) -> None:
@@ -63,7 +63,7 @@ def test_stream_plays_with_a_timer(qtbot, make_window) -> None:
     dialog.speed.setValue(500)
     dialog.toggle()
     qtbot.waitUntil(lambda: dialog.position == len(dialog.ids), timeout=TIMEOUT_MS)
-    assert dialog.buffered_text() == " 根根"
+    assert dialog.buffered_edit.toPlainText() == " 根根"
 
 
 def test_run_reports_a_missing_file(capsys) -> None:
@@ -101,14 +101,14 @@ def test_stream_steps_back_and_scrubs(qtbot, vocab) -> None:
     qtbot.addWidget(dialog)
     whole_naive, whole_buffered = "".join(naive_stream(qwen, ids)), "".join(buffered_stream(qwen, ids))
     dialog.slider.setValue(len(ids))  # scrub to the end: the whole text, with the final flush
-    assert dialog.position == len(ids) and dialog.buffered_text() == whole_buffered
-    assert dialog.naive_text() == whole_naive
+    assert dialog.position == len(ids) and dialog.buffered_edit.toPlainText() == whole_buffered
+    assert dialog.naive_edit.toPlainText() == whole_naive
     dialog.slider.setValue(2)
-    assert dialog.naive_text() == "".join(naive_stream(qwen, ids[:2]))
+    assert dialog.naive_edit.toPlainText() == "".join(naive_stream(qwen, ids[:2]))
     assert dialog.step() and dialog.position == 3 and dialog.slider.value() == 3
     assert dialog.step_back() and dialog.step_back() and dialog.position == 1
-    assert dialog.naive_text() == "".join(naive_stream(qwen, ids[:1]))
-    assert dialog.step_back() and not dialog.step_back() and dialog.naive_text() == ""
+    assert dialog.naive_edit.toPlainText() == "".join(naive_stream(qwen, ids[:1]))
+    assert dialog.step_back() and not dialog.step_back() and dialog.naive_edit.toPlainText() == ""
     assert not dialog.cap_note.isVisibleTo(dialog)
 
 

@@ -1,16 +1,11 @@
 """The compare window's diff mode: where the panes cut the text differently.
 
 When on, every time all panes hold a result for the same text, the boundary diff
-(`tokviz.analysis.diff`) is computed on a `Worker` and shown:
-
-* in each pane, a thin bar on every cut that pane makes and some other pane does not (the cuts all
-  panes share are drawn as always, quietly);
-* in the editor, a thin underline under each stretch where some pane cuts differently from the
-  reference pane: only those in view, redone as the editor scrolls (a long text can have tens of
-  thousands, and every text cursor is built on the GUI thread);
-* in a panel under the panes: each pane's agreement with the reference pane (the first, or the one
-  chosen) as a percentage of boundaries, and for two panes the differing stretches, each a row that
-  jumps there when clicked, or "identical" stated plainly when the ids are equal.
+(`tokviz.analysis.diff`) is computed on a `Worker` and shown: in each pane, a bar on every cut it
+makes and some other pane does not; in the editor, an underline under each stretch cut differently
+from the reference pane (only those in view, redone on scrolling: every text cursor is built on
+the GUI thread); and in a panel, each pane's agreement with the reference pane and, for two panes,
+the differing stretches, each a row that jumps there.
 """
 
 from __future__ import annotations
@@ -18,6 +13,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial, reduce
 from typing import Any
 
 import numpy as np
@@ -60,24 +56,16 @@ class DiffOutcome:
 
 def compute_diff(job: Job | None, results: Sequence[Any], reference: int) -> DiffOutcome:
     """The diff of the panes' results (Qt-free work; runs on a Worker)."""
-    n_chars = results[0].n_chars
-    diff = diff_cuttings([r.tokens for r in results], n_chars, reference)
+    diff = diff_cuttings([r.tokens for r in results], results[0].n_chars, reference)
     if job is not None:
         job.check()
-    shared = diff.cuts[0]
-    for cuts in diff.cuts[1:]:
-        shared = np.intersect1d(shared, cuts, assume_unique=True)
-    marks = []
-    for r, cuts in zip(results, diff.cuts):
-        own = cuts[~np.isin(cuts, shared, assume_unique=True)]
-        marks.append(np.searchsorted(r.starts, own, side="left"))
-    others = [i for i in range(len(results)) if i != reference]
-    ranges = [diff.stretch_ranges(reference, i) for i in others]
+    shared = reduce(partial(np.intersect1d, assume_unique=True), diff.cuts)
+    marks = [np.searchsorted(r.starts, cuts[~np.isin(cuts, shared, assume_unique=True)], side="left")
+             for r, cuts in zip(results, diff.cuts)]
+    ranges = [diff.stretch_ranges(reference, i) for i in range(len(results)) if i != reference]
     editor = _merge_ranges(np.concatenate(ranges) if ranges else np.zeros((0, 2), np.int64))
-    outcome = DiffOutcome(
-        list(results), reference, list(diff.agreement),
-        [diff.identical(reference, i) for i in range(len(results))], marks, editor,
-    )
+    identical = [diff.identical(reference, i) for i in range(len(results))]
+    outcome = DiffOutcome(list(results), reference, list(diff.agreement), identical, marks, editor)
     if len(results) == 2:
         a, b = reference, 1 - reference
         outcome.n_stretches = diff.count_stretches(a, b)
@@ -87,7 +75,7 @@ def compute_diff(job: Job | None, results: Sequence[Any], reference: int) -> Dif
 
 
 def _merge_ranges(ranges: np.ndarray) -> np.ndarray:
-    """Sorted, overlapping or touching `[start, end)` ranges merged.
+    """Overlapping or touching `[start, end)` ranges merged, in order.
 
     >>> _merge_ranges(np.array([[5, 8], [0, 2], [2, 3], [6, 9]])).tolist()
     [[0, 3], [5, 9]]
@@ -95,21 +83,17 @@ def _merge_ranges(ranges: np.ndarray) -> np.ndarray:
     if not len(ranges):
         return ranges.reshape(0, 2)
     ranges = ranges[np.argsort(ranges[:, 0], kind="stable")]
-    reach = np.maximum.accumulate(ranges[:, 1])
+    reach = np.maximum.accumulate(ranges[:, 1])  # the furthest end so far: a group's end at its last row
     new = np.concatenate(([True], ranges[1:, 0] > reach[:-1]))
-    starts = ranges[new, 0]
-    group = np.cumsum(new) - 1
-    ends = np.zeros(len(starts), dtype=ranges.dtype)
-    np.maximum.at(ends, group, ranges[:, 1])
-    return np.stack([starts, ends], axis=1)
+    last = np.append(np.flatnonzero(new)[1:] - 1, len(ranges) - 1)
+    return np.stack([ranges[new, 0], reach[last]], axis=1)
 
 
 def shown(tokens: Sequence[Token], options: ViewOptions = ViewOptions()) -> str:  # noqa: B008 (frozen)
     """A stretch's tokens as the panes draw them, each in brackets, with their ids after them.
 
-    The labels are the panes' cells (`cells_for`, `join_fragments`): a character cut across
-    fragment tokens is written once, in the token holding its first byte, and every fragment keeps
-    its bytes in hex, so `대` cut in three reads `[대⟨eb⟩][⟨8c⟩][⟨80⟩]`, not three `�`.
+    The labels are the panes' cells: a character cut across fragment tokens is written once, in
+    the token holding its first byte, and every fragment keeps its bytes in hex.
 
     >>> from tokviz.core.tokens import TokenKind; F = TokenKind.FRAGMENT
     >>> shown([Token(1, b"\\xeb", 0, 1, 0, 1, F, ""), Token(2, b"\\x8c\\x80", 1, 3, 0, 1, F, ""),
@@ -118,7 +102,6 @@ def shown(tokens: Sequence[Token], options: ViewOptions = ViewOptions()) -> str:
     """
     cells = cells_for(tokens, options)
     fragments = [i for i, cell in enumerate(cells) if cell.hex]
-    cells = [*cells]
     for i, cell in join_fragments(tokens, cells, fragments, options).items():
         cells[i] = cell
     labels = (f"{c.label}⟨{c.hex}⟩" if c.hex else c.label for c in cells)
@@ -131,16 +114,11 @@ class DiffPanel(QWidget):
     def __init__(self, jump: Callable[[int, int], None], reference_changed: Callable[[int], None]) -> None:
         super().__init__()
         self._jump = jump
-        self.summary = QLabel("diff: waiting for every pane")
-        self.summary.setWordWrap(True)
+        self.summary = QLabel("diff: waiting for every pane", wordWrap=True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.reference = QComboBox()
-        self.reference.setToolTip("the pane the others are compared with")
-        self.reference.activated.connect(reference_changed)
-        self.stretch_list = QListWidget()
-        self.stretch_list.setMinimumHeight(120)  # a few stretches readable without dragging the splitter
-        self.stretch_list.itemActivated.connect(self._on_item)
-        self.stretch_list.itemClicked.connect(self._on_item)
+        self.reference = QComboBox(toolTip="the pane the others are compared with", activated=reference_changed)
+        # a few stretches readable without dragging the splitter
+        self.stretch_list = QListWidget(minimumHeight=120, itemActivated=self._on_item, itemClicked=self._on_item)
         top = QHBoxLayout()
         top.addWidget(QLabel("Reference:"))
         top.addWidget(self.reference)
@@ -151,13 +129,14 @@ class DiffPanel(QWidget):
         box.addWidget(self.stretch_list, 1)
 
     def set_names(self, names: list[str], reference: int) -> None:
-        self.reference.blockSignals(True)
+        """List the panes to choose the reference from, `reference` chosen (`activated`, the only
+        signal listened to, is the user's choice alone)."""
         self.reference.clear()
         self.reference.addItems(names)
         self.reference.setCurrentIndex(reference)
-        self.reference.blockSignals(False)
 
     def show_waiting(self, message: str) -> None:
+        """Say `message` instead of an outcome."""
         self.summary.setText(message)
         self.stretch_list.clear()
         self.stretch_list.hide()
@@ -167,34 +146,28 @@ class DiffPanel(QWidget):
         """Show the agreement and, for two panes, the differing stretches in the panes' notation
         (`options`: the window's, so whitespace reads as in the panes)."""
         ref = outcome.reference
-        parts = []
-        for i, name in enumerate(names):
-            if i == ref:
-                continue
-            same = "identical ids" if outcome.identical[i] else "ids differ"
-            parts.append(f"{name}: {outcome.agreement[i]:.1f}% of boundaries agree with {names[ref]} ({same})")
+        parts = [f"{name}: {outcome.agreement[i]:.1f}% of boundaries agree with {names[ref]} "
+                 f"({'identical ids' if outcome.identical[i] else 'ids differ'})"
+                 for i, name in enumerate(names) if i != ref]
         self.summary.setText(" · ".join(parts) or "one pane: nothing to compare")
         self.stretch_list.clear()
-        if len(names) != 2:
-            self.stretch_list.hide()
-            return
         other = 1 - ref
-        if outcome.identical[other]:
-            self.summary.setText(f"identical: {names[0]} and {names[1]} give the same ids for this text")
+        if len(names) != 2 or outcome.identical[other]:
+            if len(names) == 2:
+                self.summary.setText(f"identical: {names[0]} and {names[1]} give the same ids for this text")
             self.stretch_list.hide()
             return
         self.stretch_list.show()
-        ws = options.visible_whitespace
-        if not outcome.n_stretches:
+        n = outcome.n_stretches
+        if not n:
             self.stretch_list.addItem("same cuts everywhere; the ids differ (other numbering)")
             return
-        head = QListWidgetItem(
-            f"{outcome.n_stretches:,} differing stretch{'es' if outcome.n_stretches != 1 else ''}"
-            + (f" (the first {MAX_LISTED:,} listed)" if outcome.n_stretches > MAX_LISTED else "")
-            + " — click one to go there"
-        )
+        head = QListWidgetItem(f"{n:,} differing stretch{'es' if n != 1 else ''}"
+                               + (f" (the first {MAX_LISTED:,} listed)" if n > MAX_LISTED else "")
+                               + " — click one to go there")
         head.setFlags(Qt.ItemFlag.NoItemFlags)
         self.stretch_list.addItem(head)
+        ws = options.visible_whitespace
         for start, end, left, right in outcome.stretches:
             item = QListWidgetItem(
                 f"chars {start}-{end} {display_text(text[start:end], visible_whitespace=ws)}    "
@@ -220,22 +193,27 @@ class DiffMode:
         self._worker: Worker | None = None
         #: the editor underlines (the window's hover mark is drawn with them)
         self.editor_marks: list[QTextEdit.ExtraSelection] = []
-        self._editor_ranges = np.zeros((0, 2), np.int64)
-        self.panel = DiffPanel(self.jump, self.set_reference)
+        # a stretch's row selects its characters in the editor and scrolls every pane to it
+        self.panel = DiffPanel(window.select_chars, self.set_reference)
         self.panel.hide()
         window.editor.verticalScrollBar().valueChanged.connect(self._update_editor_marks)
 
     def set_on(self, on: bool) -> None:
+        """Switch the mode on (show the panel, compute) or off (drop every mark)."""
         self.on = on
         self.panel.setVisible(on)
         if on:
             self.refresh()
-        else:
-            self._stop()
-            self.outcome = None
-            self._clear_marks()
+            return
+        self._stop()
+        self.outcome = None
+        for pane in self.window.panes:
+            pane.view.set_boundary_marks(None)
+        self.editor_marks = []
+        self.window.editor.setExtraSelections([])
 
     def set_reference(self, index: int) -> None:
+        """Compare the panes with pane `index`."""
         self.reference = index
         self.refresh()
 
@@ -245,26 +223,26 @@ class DiffMode:
             return
         panes = self.window.panes
         self.reference = min(self.reference, max(len(panes) - 1, 0))
-        names = [p.title.text() for p in panes]
-        self.panel.set_names(names, self.reference)
+        self.panel.set_names([p.title.text() for p in panes], self.reference)
         results = [p.result for p in panes]
-        text = self.window.offsets.text
-        if not panes or any(r is None or r.text != text for r in results):
+        if not panes or any(r is None or r.text != self.window.offsets.text for r in results):
             self._stop()
             self.panel.show_waiting("diff: waiting for every pane to cut the text…")
             return
-        if self.outcome is not None and self.outcome.reference == self.reference and all(
-            a is b for a, b in zip(self.outcome.results, results)
-        ) and len(self.outcome.results) == len(results):
+        if self.outcome is not None and self.outcome.reference == self.reference and self._current(self.outcome):
             return  # already shown
         self._stop()
         self.panel.show_waiting("diff: comparing…")
-        reference = self.reference
-        worker = Worker(lambda job: compute_diff(job, results, reference), owner=self.panel, name="tokviz-diff")
-        worker.returned.connect(self._on_returned)
-        worker.errored.connect(self._on_errored)
-        self._worker = worker
-        worker.start()
+        self._worker = Worker(partial(compute_diff, results=results, reference=self.reference),
+                              owner=self.panel, name="tokviz-diff")
+        self._worker.returned.connect(self._on_returned)
+        self._worker.errored.connect(self._on_errored)
+        self._worker.start()
+
+    def _current(self, outcome: DiffOutcome) -> bool:
+        """True when `outcome` was computed from the panes' present results."""
+        panes = self.window.panes
+        return len(panes) == len(outcome.results) and all(p.result is r for p, r in zip(panes, outcome.results))
 
     def _stop(self) -> None:
         if self._worker is not None:
@@ -273,50 +251,38 @@ class DiffMode:
 
     def _on_returned(self, outcome: DiffOutcome) -> None:
         self._worker = None
-        panes = self.window.panes
-        if len(panes) != len(outcome.results) or any(p.result is not r for p, r in zip(panes, outcome.results)):
+        if not self._current(outcome):
             self.refresh()  # a pane changed meanwhile
             return
         self.outcome = outcome
-        for pane, marks in zip(panes, outcome.marks):
+        for pane, marks in zip(self.window.panes, outcome.marks):
             pane.view.set_boundary_marks(marks)
-        self._mark_editor(outcome.editor_ranges)
-        self.panel.show_outcome(outcome, [p.title.text() for p in panes], self.window.offsets.text,
-                                self.window.options)
+        self._update_editor_marks()
+        self._show(outcome)
 
     def options_changed(self) -> None:
         """Write the shown stretches again in the window's new notation (visible whitespace)."""
-        panes = self.window.panes
-        if self.on and self.outcome is not None and len(panes) == len(self.outcome.results):
-            self.panel.show_outcome(self.outcome, [p.title.text() for p in panes], self.window.offsets.text,
-                                    self.window.options)
+        if self.on and self.outcome is not None and len(self.window.panes) == len(self.outcome.results):
+            self._show(self.outcome)
+
+    def _show(self, outcome: DiffOutcome) -> None:
+        w = self.window
+        self.panel.show_outcome(outcome, [p.title.text() for p in w.panes], w.offsets.text, w.options)
 
     def _on_errored(self, error: BaseException) -> None:
         self._worker = None
         self.panel.show_waiting(f"diff failed: {message_of(error)}")
-
-    def _clear_marks(self) -> None:
-        for pane in self.window.panes:
-            pane.view.set_boundary_marks(None)
-        self._editor_ranges = np.zeros((0, 2), np.int64)
-        self.editor_marks = []
-        self.window.editor.setExtraSelections([])
-
-    def _mark_editor(self, ranges: np.ndarray) -> None:
-        self._editor_ranges = ranges
-        self._update_editor_marks()
 
     def _update_editor_marks(self, *_args: object) -> None:
         """Underline the differing stretches in the editor's view (and a screen either side)."""
         if not self.on:
             return
         editor, offsets = self.window.editor, self.window.offsets
-        ranges = self._editor_ranges
+        ranges = self.outcome.editor_ranges if self.outcome is not None else np.zeros((0, 2), np.int64)
         if len(ranges):
             view = editor.viewport().rect()
-            top = editor.cursorForPosition(view.topLeft()).position()
-            bottom = editor.cursorForPosition(view.bottomRight()).position()
-            lo, hi = offsets.to_chars(top), offsets.to_chars(bottom)
+            lo = offsets.to_chars(editor.cursorForPosition(view.topLeft()).position())
+            hi = offsets.to_chars(editor.cursorForPosition(view.bottomRight()).position())
             span = max(hi - lo, 1)
             first = int(np.searchsorted(ranges[:, 1], lo - span, side="right"))
             last = int(np.searchsorted(ranges[:, 0], hi + span, side="left"))
@@ -324,27 +290,13 @@ class DiffMode:
         fmt = QTextCharFormat()
         fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
         fmt.setUnderlineColor(EDITOR_MARK)
-        selections = []
-        document = editor.document()
+        self.editor_marks = []
         for start, end in ranges.tolist():
             selection = QTextEdit.ExtraSelection()
             selection.format = fmt
-            cursor = QTextCursor(document)
+            cursor = QTextCursor(editor.document())
             cursor.setPosition(offsets.to_utf16(start))
             cursor.setPosition(offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
             selection.cursor = cursor
-            selections.append(selection)
-        self.editor_marks = selections
-        editor.setExtraSelections(selections)
-
-    def jump(self, start: int, end: int) -> None:
-        """Select a stretch's characters in the editor (which highlights its tokens in every pane)
-        and scroll every pane to it."""
-        w = self.window
-        cursor = w.editor.textCursor()
-        cursor.setPosition(w.offsets.to_utf16(start))
-        cursor.setPosition(w.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
-        w.editor.setTextCursor(cursor)
-        for pane in w.panes:
-            if (index := pane.view.token_for_char(start)) is not None:
-                pane.view.ensure_visible(index)
+            self.editor_marks.append(selection)
+        editor.setExtraSelections(self.editor_marks)

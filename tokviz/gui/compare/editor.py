@@ -1,37 +1,25 @@
 """The input editor: a plain-text editor whose text is exactly the text pasted, typed or opened.
 
-QPlainTextEdit rewrites text on the way in and out: `setPlainText` and a paste turn CRLF and a lone
-CR into paragraph breaks and drop a leading BOM, `toPlainText` turns NBSP into a space and U+2028
-into LF, and U+FDD0/U+FDD1 become breaks too. A tokenizer must see none of that. So the document
-holds a *coded* text, one UTF-16 unit for each unit of the raw text: LF is Qt's paragraph break,
-and each character Qt cannot hold as itself (CR, U+2029, U+FEFF, U+FDD0, U+FDD1) is a stand-in
-noncharacter the raw text does not contain (`RawCodec`). Positions in the editor are then
-positions in the raw text, undo and redo keep every character, and `raw_text()` gives back the
-exact text: CRLF comes back as CRLF. Pastes, drops and copies go through the same codec, and the
-characters one cannot see (CR, NBSP, BOM, the separators) get a small mark drawn over them.
+QPlainTextEdit rewrites text on the way in and out (CR and CRLF become paragraph breaks, a leading
+BOM vanishes, NBSP becomes a space, U+2028 a break); a tokenizer must see none of that. So the
+document holds a *coded* text, one UTF-16 unit for each unit of the raw text: LF is Qt's paragraph
+break, and each character Qt cannot hold as itself is a stand-in the raw text lacks (`RawCodec`).
+Editor positions are then raw-text positions, undo keeps every character and `raw_text()` is
+exact. Pastes, drops and copies use the same codec; invisible characters get a mark drawn over them.
 
-A large text goes in by slices, one per event-loop turn (`_Fill`): one `insertText` of a large
-text holds the GUI thread for as long as the whole insert takes, a slice only for a frame's worth
-(bench/bench_paste.py measures both). Meanwhile the editor is read-only, `raw_text()` is already the whole new text, the
-slices of a paste join one undo step, and `textChanged` is emitted once, when the last slice is
-in (then `filled`).
+A large text goes in by slices, one per event-loop turn, so that no single insert holds the GUI
+thread for long (bench/bench_paste.py). Meanwhile the editor is read-only, `raw_text()` is already
+the whole new text, a paste's slices are one undo step, and `textChanged` comes once, at the end.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import cached_property
 
-from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (
-    QColor,
-    QDragEnterEvent,
-    QDropEvent,
-    QFont,
-    QMouseEvent,
-    QPainter,
-    QPaintEvent,
-    QTextCursor,
-)
+from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QFont, QMouseEvent, QPainter, QPaintEvent, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
 
 #: characters a QTextDocument cannot hold as themselves (each would become a paragraph break, or
@@ -41,6 +29,7 @@ HELD_BY_STAND_IN = "\r\u2029\ufeff\ufdd0\ufdd1"
 STAND_IN_POOL = [chr(c) for c in range(0xFDD2, 0xFDF0)] + [chr(c) for c in range(0xE000, 0xF900)]
 RAW_MIME = "application/x-tokviz-text"  # the exact text, for copies within tokviz
 PARAGRAPH = "\u2029"  # how QTextDocument.toRawText() and selectedText() spell a block break
+UTF16 = "utf-16-le"
 
 #: marks drawn over characters one cannot see (raw character -> mark, name)
 MARKS = {
@@ -57,10 +46,10 @@ MARKS = {
 }
 ASCII_MARKS = {"␍": "CR", "¶": "PS", "⍽": "_", "↵": "LS", "◇": "NC"}
 MARK_COLOR = QColor("#c2410c")
+MARK_BACKGROUND = QColor(194, 65, 12, 40)
 #: characters inserted per event-loop turn when a text is larger: a slice whose insertText stays
 #: within a frame or two on a loaded machine (bench/bench_paste.py)
 FILL_SLICE = 64_000
-MARK_BACKGROUND = QColor(194, 65, 12, 40)
 
 
 @dataclass(frozen=True)
@@ -79,14 +68,15 @@ class RawCodec:
     @classmethod
     def for_text(cls, text: str) -> RawCodec:
         """A codec whose stand-ins do not occur in `text`."""
-        first = cls("".join(STAND_IN_POOL[: len(HELD_BY_STAND_IN)]))
-        if first.fits(text):
+        n = len(HELD_BY_STAND_IN)
+        first = cls("".join(STAND_IN_POOL[:n]))
+        if first.fits(text):  # the usual case: no set of a large text's characters
             return first
         used = set(text)
         free = [c for c in STAND_IN_POOL if c not in used]
-        if len(free) < len(HELD_BY_STAND_IN):  # 6,430 distinct noncharacters and private-use ones
+        if len(free) < n:
             raise ValueError("the text uses every private-use character: the editor cannot hold it exactly")
-        return cls("".join(free[: len(HELD_BY_STAND_IN)]))
+        return cls("".join(free[:n]))
 
     def fits(self, text: str) -> bool:
         """True when `text` holds none of this codec's stand-ins."""
@@ -95,16 +85,14 @@ class RawCodec:
     def encode(self, raw: str) -> str:
         """The text to put into the document (LF stays LF: Qt makes it a paragraph break)."""
         for char, stand_in in zip(HELD_BY_STAND_IN, self.stand_ins, strict=True):
-            if char in raw:
-                raw = raw.replace(char, stand_in)
+            raw = raw.replace(char, stand_in)
         return raw
 
     def decode(self, held: str) -> str:
         """The raw text for the document's own (`toRawText`, `selectedText`) text."""
         held = held.replace(PARAGRAPH, "\n")
         for char, stand_in in zip(HELD_BY_STAND_IN, self.stand_ins, strict=True):
-            if stand_in in held:
-                held = held.replace(stand_in, char)
+            held = held.replace(stand_in, char)
         return held
 
     def raw_char(self, held: str) -> str:
@@ -115,29 +103,24 @@ class RawCodec:
 
 @dataclass
 class _Fill:
-    """A large insert under way: the raw text still to go in, and what the editor will hold.
-
-    Each slice is coded as it goes in, and the whole raw text is put together when first asked
-    for: both are 10 MB string operations the first event-loop turn need not pay for."""
+    """A large insert under way: the raw text still to go in, and what the editor will hold."""
 
     cursor: QTextCursor  # where the slices go (the first one replaces the selection)
-    text: str  # the raw text of the insert
-    before: str  # the raw text before it and after it: the editor's whole text is the three
+    text: str  # the raw text of the insert, coded slice by slice as it goes in
+    before: str  # the raw text before and after the insert
     after: str
     undoable: bool  # a paste (one undo step) or a set_raw_text (no undo, like setPlainText)
     notify: bool  # emit textChanged at the end (False when signals were blocked at the start)
-    was_read_only: bool
     cursor_at: int | None = None  # UTF-16 position of the text cursor at the end (None: after it)
-    was_centered: bool = False  # the editor's centerOnScroll before the fill
+    was_read_only: bool = False  # the editor's state before the fill
+    was_centered: bool = False
     start: int = 0  # UTF-16 position of the insert
     done: int = 0  # characters of `text` inserted
-    _raw: str | None = None
 
-    @property
+    @cached_property
     def raw(self) -> str:
-        if self._raw is None:
-            self._raw = self.before + self.text + self.after if self.before or self.after else self.text
-        return self._raw
+        """The editor's whole text once the insert is in (joined when first asked for)."""
+        return self.before + self.text + self.after
 
 
 class InputEditor(QPlainTextEdit):
@@ -161,8 +144,7 @@ class InputEditor(QPlainTextEdit):
         self.viewport().setMouseTracking(True)
         self.document().contentsChanged.connect(self._forget_raw)
         self._fill: _Fill | None = None
-        self._fill_timer = QTimer(self, singleShot=True, interval=0)
-        self._fill_timer.timeout.connect(self._fill_step)
+        self._fill_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fill_step)
 
     # -- the raw text ------------------------------------------------------------------------
     def raw_text(self) -> str:
@@ -183,17 +165,14 @@ class InputEditor(QPlainTextEdit):
         """Replace the whole text (like setPlainText, which would rewrite it); a large text goes
         in by slices over the next event-loop turns (`filling`, then `filled`)."""
         self._stop_fill()  # its text is replaced anyway
-        if len(text) <= FILL_SLICE:
-            self.codec = RawCodec.for_text(text)
-            self.setPlainText(self.codec.encode(text))
-            self._raw = text
+        if len(text) > FILL_SLICE:  # the first codec, its stand-ins looked for slice by slice
+            self._fill_whole(text, RawCodec.for_text(""), cursor_at=0, notify=not self.signalsBlocked())
             return
-        # the first codec, its stand-ins looked for slice by slice (`_fill_step`)
-        self._fill_whole(text, RawCodec.for_text(""), cursor_at=0, notify=not self.signalsBlocked(),
-                         was_read_only=self.isReadOnly())
+        self.codec = RawCodec.for_text(text)
+        self.setPlainText(self.codec.encode(text))
+        self._raw = text
 
-    def _fill_whole(self, text: str, codec: RawCodec, *, cursor_at: int, notify: bool,
-                    was_read_only: bool) -> None:
+    def _fill_whole(self, text: str, codec: RawCodec, *, cursor_at: int, notify: bool) -> None:
         self.codec = codec
         blocked = self.blockSignals(not notify)
         try:
@@ -202,7 +181,7 @@ class InputEditor(QPlainTextEdit):
             self.blockSignals(blocked)
         self.document().setUndoRedoEnabled(False)  # re-enabled when the fill ends
         self._start_fill(_Fill(QTextCursor(self.document()), text, "", "", undoable=False, notify=notify,
-                               was_read_only=was_read_only, cursor_at=cursor_at))
+                               cursor_at=cursor_at))
 
     def raw_char_at(self, position: int) -> str:
         """The raw character at UTF-16 position `position` ('' past the end)."""
@@ -220,41 +199,31 @@ class InputEditor(QPlainTextEdit):
         large text goes in by slices over the next event-loop turns, as one undo step."""
         self._finish_fill()  # an insert under way goes in whole first: this one lands after it
         cursor = self.textCursor()
-        start, end = cursor.selectionStart(), cursor.selectionEnd()
-        if len(text) > FILL_SLICE:  # by slices, each looked at for stand-ins as it goes in
-            raw = self.raw_text()
-            before, after = raw[:self._chars(raw, start)], raw[self._chars(raw, end):]
+        if len(text) <= FILL_SLICE and self.codec.fits(text):
+            cursor.insertText(self.codec.encode(text))
+            return
+        start = cursor.selectionStart()
+        before, after = _around(self.raw_text(), start, cursor.selectionEnd())
+        if len(text) > FILL_SLICE:  # each slice is looked at for stand-ins as it goes in
             self._start_fill(_Fill(cursor, text, before, after, undoable=True, notify=not self.signalsBlocked(),
-                                   was_read_only=self.isReadOnly(), start=start))
+                                   start=start))
             return
-        if not self.codec.fits(text):  # it holds a stand-in: choose new ones for the whole text
-            raw = self.raw_text()
-            self.set_raw_text(raw[:self._chars(raw, start)] + text + raw[self._chars(raw, end):])
-            at = start + len(text.encode("utf-16-le", "surrogatepass")) // 2
-            if self._fill is not None:  # the whole text is large: the cursor goes there at the end
-                self._fill.cursor_at = at
-                return
+        self.set_raw_text(before + text + after)  # it holds a stand-in: new ones for the whole text
+        if self._fill is not None:  # the whole text is large: the cursor goes there at the end
+            self._fill.cursor_at = start + _units(text)
+        else:
             cursor = self.textCursor()
-            cursor.setPosition(at)
+            cursor.setPosition(start + _units(text))
             self.setTextCursor(cursor)
-            return
-        cursor.insertText(self.codec.encode(text))
-
-    def _chars(self, raw: str, unit: int) -> int:
-        """The code point offset in the raw text of the document's UTF-16 position `unit`."""
-        if unit >= self.document().characterCount() - 1:
-            return len(raw)
-        return _chars(raw, unit)
 
     # -- large texts: slices over event-loop turns --------------------------------------------
     def _start_fill(self, fill: _Fill) -> None:
         self._fill = fill
+        fill.was_read_only = self.isReadOnly()
         self.setReadOnly(True)
-        # QPlainTextEdit finds its scroll range by laying out the document's last screenful after
-        # every change, unless it centers on scroll: after every slice, each at a new end, it
-        # shaped lines nobody sees and kept their layouts (with their CJK and emoji font pages,
-        # for the window's life). Centering skips that;
-        # the range is found once, when the fill ends.
+        # QPlainTextEdit lays out the document's last screenful after every change to find its
+        # scroll range, unless it centers on scroll: each slice's end would be shaped (its CJK and
+        # emoji font pages kept for the window's life) for nobody. The range is found at the end.
         fill.was_centered = self.centerOnScroll()
         self.setCenterOnScroll(True)
         self._fill_timer.start()
@@ -266,16 +235,13 @@ class InputEditor(QPlainTextEdit):
         fill = self._fill
         if fill is None:
             return
-        piece = fill.text[fill.done:fill.done + FILL_SLICE]
+        piece = fill.text[fill.done : fill.done + FILL_SLICE]
         if not self.codec.fits(piece):  # the text holds a stand-in: new ones for the whole text
             self._stop_fill()
-            after = fill.start + len(fill.text.encode("utf-16-le", "surrogatepass")) // 2
-            self._fill_whole(fill.raw, RawCodec.for_text(fill.raw), notify=fill.notify,
-                             was_read_only=fill.was_read_only,
-                             cursor_at=fill.cursor_at if fill.cursor_at is not None else after)
+            at = fill.start + _units(fill.text) if fill.cursor_at is None else fill.cursor_at
+            self._fill_whole(fill.raw, RawCodec.for_text(fill.raw), cursor_at=at, notify=fill.notify)
             return
-        blocked = self.blockSignals(True)  # textChanged once, at the end
-        try:
+        with QSignalBlocker(self):  # textChanged once, at the end
             if fill.done == 0 or not fill.undoable:
                 fill.cursor.beginEditBlock()
             else:
@@ -283,13 +249,9 @@ class InputEditor(QPlainTextEdit):
             fill.cursor.insertText(self.codec.encode(piece))
             fill.cursor.endEditBlock()
             if fill.done == 0 and not fill.undoable:
-                # the editor's own cursor was where the first slice went in, and moved to its end;
-                # at the start, the next slices (each at the new end) leave it there. Dragged to
-                # the end of the text, it had the last lines laid out for the input method (its
-                # anchor's rectangle): a long CJK line's glyphs and font pages, never seen.
+                # keep the editor's own cursor at the start: moved to each slice's end, it had the
+                # last lines laid out for the input method (glyphs and font pages nobody sees)
                 self.setTextCursor(QTextCursor(self.document()))
-        finally:
-            self.blockSignals(blocked)
         fill.done += len(piece)
         if fill.done < len(fill.text):
             self._fill_timer.start()
@@ -297,22 +259,15 @@ class InputEditor(QPlainTextEdit):
             self._end_fill(fill)
 
     def _end_fill(self, fill: _Fill) -> None:
-        self._fill = None
+        self._stop_fill()
         self._raw = fill.raw
-        if not fill.undoable:
-            self.document().setUndoRedoEnabled(True)
-        self.setReadOnly(fill.was_read_only)
-        self.setCenterOnScroll(fill.was_centered)
         cursor = QTextCursor(fill.cursor)
         if fill.cursor_at is not None:
             cursor.setPosition(fill.cursor_at)
-        # after the pasted text, as a paste leaves it; quietly when the fill began with signals
+        # after the inserted text, as a paste leaves it; quietly when the fill began with signals
         # blocked (the window's set_text: its cursor moves are not the user's selection)
-        blocked = self.blockSignals(self.signalsBlocked() or not fill.notify)
-        try:
+        with nullcontext() if fill.notify else QSignalBlocker(self):
             self.setTextCursor(cursor)
-        finally:
-            self.blockSignals(blocked)
         if fill.notify:
             self.textChanged.emit()
         self.filled.emit()
@@ -323,7 +278,7 @@ class InputEditor(QPlainTextEdit):
             self._fill_step()
 
     def _stop_fill(self) -> None:
-        """Drop a fill under way (its text is about to be replaced)."""
+        """End a fill under way where it stands (its text is replaced, or all in)."""
         fill, self._fill = self._fill, None
         if fill is None:
             return
@@ -394,11 +349,9 @@ class InputEditor(QPlainTextEdit):
         while block.isValid() and self.blockBoundingGeometry(block).translated(offset).top() <= bottom:
             text = block.text()
             if not text.isascii() or "\r" in text:
-                base = block.position()
                 for i, held in enumerate(text):
-                    mark = MARKS.get(self.codec.raw_char(held))
-                    if mark is not None:
-                        marks.append((base + i, mark[0]))
+                    if (mark := MARKS.get(self.codec.raw_char(held))) is not None:
+                        marks.append((block.position() + i, mark[0]))
             block = block.next()
         return marks
 
@@ -411,39 +364,43 @@ class InputEditor(QPlainTextEdit):
         small = QFont(self.font())
         small.setPointSizeF(max(self.font().pointSizeF() * 0.8, 6.0))
         painter.setFont(small)
+        painter.setPen(MARK_COLOR)
         fm = painter.fontMetrics()
         base = self.viewport().palette().base()
+        cursor = QTextCursor(self.document())
         for position, mark in marks:
             if not fm.inFontUcs4(ord(mark[0])):  # the font lacks the symbol: its ASCII name
                 mark = ASCII_MARKS.get(mark, "?")
-            cursor = QTextCursor(self.document())
             cursor.setPosition(position)
             left = self.cursorRect(cursor)
             cursor.setPosition(position + 1)
             right = self.cursorRect(cursor)
             width = right.left() - left.left() if right.top() == left.top() else 0
-            at_line_end = self.raw_char_at(position + 1) in ("\n", "")
             if mark in ("⍽", "_"):  # a no-break space: a bracket under its own width
+                x0, x1 = left.left() + 0.5, left.left() + max(width, 3) - 0.5
                 y = left.bottom() - 3
-                painter.setPen(MARK_COLOR)
-                painter.drawPolyline([QPointF(left.left() + 0.5, y - 3), QPointF(left.left() + 0.5, y),
-                                      QPointF(left.left() + max(width, 3) - 0.5, y),
-                                      QPointF(left.left() + max(width, 3) - 0.5, y - 3)])
+                painter.drawPolyline([QPointF(x0, y - 3), QPointF(x0, y), QPointF(x1, y), QPointF(x1, y - 3)])
                 continue
             # at a line's end a mark may be wider than its character; inside a line it must not
             # cover the next one
+            at_line_end = self.raw_char_at(position + 1) in ("\n", "")
             shown = max(width, fm.horizontalAdvance(mark)) if at_line_end else max(width, 2)
             rect = QRectF(left.left(), left.top(), shown, left.height())
             painter.fillRect(rect, base)  # hide the stand-in's own glyph (a box in most fonts)
             painter.fillRect(rect, MARK_BACKGROUND)
-            painter.setPen(MARK_COLOR)
             if at_line_end or fm.horizontalAdvance(mark) <= shown:
                 painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, mark)
         painter.end()
 
 
-def _chars(text: str, unit: int) -> int:
-    """The code point offset of UTF-16 offset `unit` in `text`."""
-    if text.isascii():
-        return unit
-    return len(text.encode("utf-16-le", "surrogatepass")[: 2 * unit].decode("utf-16-le", "surrogatepass"))
+def _units(text: str) -> int:
+    """The length of `text` in UTF-16 units (the document's positions)."""
+    return len(text.encode(UTF16, "surrogatepass")) // 2
+
+
+def _around(raw: str, start: int, end: int) -> tuple[str, str]:
+    """The raw text before UTF-16 offset `start` and after UTF-16 offset `end`."""
+    if raw.isascii():
+        return raw[:start], raw[end:]
+    units = raw.encode(UTF16, "surrogatepass")
+    return units[: 2 * start].decode(UTF16, "surrogatepass"), units[2 * end :].decode(UTF16, "surrogatepass")

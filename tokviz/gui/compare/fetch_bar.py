@@ -20,16 +20,16 @@ THROTTLE_S = 0.05  # at most one progress signal per 50 ms (except the terminal 
 
 
 def fetch_entries(job: Job, names: Sequence[str] | None) -> list[FetchResult]:
-    """`fetch` on a `Worker`'s thread: reports (entry, message, done, total) at most every 50 ms
-    (a new entry and "done" always)."""
+    """`fetch` on a `Worker`'s thread, reporting (entry, message, done, total) at most every
+    THROTTLE_S (a new entry and "done" always)."""
     from tokviz.core.fetch import fetch
 
     throttle = Throttle(THROTTLE_S)
-    current: list[str | None] = [None]
+    current: str | None = None
 
     def progress(name: str, message: str, done: int, total: int) -> None:
-        new = name != current[0]
-        current[0] = name
+        nonlocal current
+        new, current = name != current, name
         if throttle.ready(force=new or message == "done"):
             job.report((name, message, done, total))
 
@@ -37,22 +37,18 @@ def fetch_entries(job: Job, names: Sequence[str] | None) -> list[FetchResult]:
 
 
 class FetchBar(QWidget):
-    """A strip above the panes: what is missing, a Fetch button, then progress and Cancel."""
+    """A strip above the panes: what is missing, a Fetch button, then progress and Cancel;
+    `arrived` names each vocabulary fetched."""
 
     arrived = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = QLabel(objectName="warningLabel", wordWrap=True)
-        self.bar = QProgressBar()
-        self.bar.hide()
-        self.fetch_button = QPushButton("Fetch vocabularies")
-        self.fetch_button.clicked.connect(lambda: self.start(None))
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.hide()
-        self.close_button = QPushButton("Hide")
-        self.close_button.clicked.connect(self.hide)
+        self.bar = QProgressBar(visible=False)
+        self.fetch_button = QPushButton("Fetch vocabularies", clicked=lambda: self.start(None))
+        self.cancel_button = QPushButton("Cancel", visible=False, clicked=self.cancel)
+        self.close_button = QPushButton("Hide", clicked=self.hide)
         row = QHBoxLayout(self)
         row.setContentsMargins(4, 2, 4, 2)
         row.addWidget(self.label, 1)
@@ -80,24 +76,28 @@ class FetchBar(QWidget):
         return self._worker is not None
 
     def start(self, names: Sequence[str] | None) -> None:
+        """Fetch `names` (None: every catalog vocabulary), unless a fetch is running."""
         if self.running:
             return
-        chosen = list(names) if names is not None else None
+        chosen = None if names is None else list(names)
         self._worker = Worker(partial(fetch_entries, names=chosen), owner=self, name="tokviz-fetch")
         self._worker.yielded.connect(self._on_progress)
         self._worker.returned.connect(self._on_finished)
         self._worker.errored.connect(self._on_failed)
         self._worker.aborted.connect(self._on_cancelled)
         self.bar.setRange(0, 0)
-        self.bar.show()
-        self.cancel_button.show()
-        self.fetch_button.hide()
+        self._show_running(True)
         self.show()
         self._worker.start()
 
     def cancel(self) -> None:
         if self._worker is not None:
             self._worker.abort()
+
+    def _show_running(self, running: bool) -> None:
+        self.bar.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.fetch_button.setVisible(not running)
 
     def _on_progress(self, report: tuple[str, str, int, int]) -> None:
         name, message, done, total = report
@@ -122,9 +122,7 @@ class FetchBar(QWidget):
 
     def _end(self, message: str) -> None:
         self.stop()
-        self.bar.hide()
-        self.cancel_button.hide()
-        self.fetch_button.show()
+        self._show_running(False)
         self.label.setText(message)
 
     def stop(self) -> None:

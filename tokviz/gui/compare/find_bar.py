@@ -55,7 +55,8 @@ class FindBar(QWidget):
         self.host = host
         self.mode_box = QComboBox()
         self.mode_box.addItems(["Text", "Token id"])
-        self.query = QLineEdit(placeholderText="Find in the text…", clearButtonEnabled=True)
+        self.query = QLineEdit(placeholderText="Find in the text…", clearButtonEnabled=True, textChanged=self._search,
+                               returnPressed=lambda: self.step(1))
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         row = QHBoxLayout(self)
@@ -63,18 +64,13 @@ class FindBar(QWidget):
         row.addWidget(self.mode_box)
         row.addWidget(self.query, 1)
         for text, tip, step in (("▲", "Previous (Shift+Enter)", -1), ("▼", "Next (Enter)", 1)):
-            button = QToolButton(text=text, toolTip=tip, autoRaise=True)
-            button.clicked.connect(lambda _=False, s=step: self.step(s))
+            button = QToolButton(text=text, toolTip=tip, autoRaise=True, clicked=lambda _=False, s=step: self.step(s))
             row.addWidget(button)
         row.addWidget(self.status, 2)
-        close = QToolButton(text="✕", toolTip="Close (Esc)", autoRaise=True)
-        close.clicked.connect(self.close_bar)
-        row.addWidget(close)
-        self.query.textChanged.connect(self._search)
-        self.query.returnPressed.connect(lambda: self.step(1))
+        row.addWidget(QToolButton(text="✕", toolTip="Close (Esc)", autoRaise=True, clicked=self.hide))
         self.mode_box.currentIndexChanged.connect(self._mode_changed)
         QShortcut(QKeySequence("Shift+Return"), self.query, lambda: self.step(-1))
-        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.close_bar)
+        QShortcut(QKeySequence(Qt.Key.Key_Escape), self, self.hide)
         self.matches: list[int] = []  # char offsets (text) or token indices (id)
         self.current = -1
         self._pane: TokenPane | None = None
@@ -92,9 +88,6 @@ class FindBar(QWidget):
         self.query.selectAll()
         self._search()
 
-    def close_bar(self) -> None:
-        self.hide()
-
     def _mode_changed(self) -> None:
         self.query.setPlaceholderText("Go to token id…" if self.mode == "id" else "Find in the text…")
         self._search()
@@ -102,51 +95,40 @@ class FindBar(QWidget):
     def _search(self) -> None:
         """Recount the matches for the query; go to the first."""
         self.matches, self.current = [], -1
-        query = self.query.text()
         if self.mode == "text":
-            self.matches = find_all(self.host.text(), query)
+            self.matches = find_all(self.host.text(), self.query.text())
         else:
-            token_id = parse_id(query)
+            token_id = parse_id(self.query.text())
             self._pane = self.host.current_pane()
-            result = self._pane.result if self._pane is not None else None
-            if token_id is not None and result is not None:
-                self.matches = np.flatnonzero(result.ids == token_id).tolist()
-        if self.matches:
-            self.step(1)
-        else:
-            self._show_status()
+            if token_id is not None and self._pane is not None and self._pane.result is not None:
+                self.matches = np.flatnonzero(self._pane.result.ids == token_id).tolist()
+        self.step(1)
 
     def step(self, delta: int) -> None:
         """Go to the next (`delta=1`) or previous (-1) match, round the end."""
-        if not self.matches:
-            self._show_status()
-            return
-        self.current = (self.current + delta) % len(self.matches)
-        where = self.matches[self.current]
-        if self.mode == "text":
-            self.host.select_chars(where, where + len(self.query.text()))
-        elif self._pane is not None:
-            self.host.select_token(self._pane, where)
+        if self.matches:
+            self.current = (self.current + delta) % len(self.matches)
+            where = self.matches[self.current]
+            if self.mode == "text":
+                self.host.select_chars(where, where + len(self.query.text()))
+            elif self._pane is not None:
+                self.host.select_token(self._pane, where)
         self._show_status()
 
     def _show_status(self) -> None:
         query = self.query.text().strip()
+        in_pane = ""
+        if self.mode == "id" and self._pane is not None:
+            in_pane = f" in {self._pane.tokenizer.name if self._pane.tokenizer is not None else self._pane.spec}"
         if not query:
             self.status.setText("")
+        elif self.mode == "id" and parse_id(query) is None:
+            self.status.setText("type a token id (a number)")
         elif not self.matches:
-            if self.mode == "id" and parse_id(query) is None:
-                self.status.setText("type a token id (a number)")
-            else:
-                self.status.setText("not found" + self._in_pane())
+            self.status.setText("not found" + in_pane)
         else:
-            text = f"{self.current + 1} of {len(self.matches)}" + self._in_pane()
+            text = f"{self.current + 1} of {len(self.matches)}" + in_pane
             if self.mode == "id":
                 listed = " ".join(f"#{i}" for i in self.matches[:MAX_LISTED])
                 text += f": {listed}{' …' if len(self.matches) > MAX_LISTED else ''}"
             self.status.setText(text)
-
-    def _in_pane(self) -> str:
-        if self.mode != "id" or self._pane is None:
-            return ""
-        name = self._pane.tokenizer.name if self._pane.tokenizer is not None else self._pane.spec
-        return f" in {name}"

@@ -1,20 +1,17 @@
 """Play a token sequence out as a chat stream does: naive (each token alone) beside buffered.
 
-Naive decoding prints `�` wherever a character's bytes are split across tokens (the seeds' Qwen
-example: `[51461]` -> `' �'`); buffered decoding holds the partial bytes back until the character
-is whole. Both come from `tokviz.core.decoding`.
-
-Play / Pause, one token back or forward, and a scrub slider over the whole sequence (the text up
-to any token is rebuilt at once). A text longer than MAX_STREAM_TOKENS streams its first
-MAX_STREAM_TOKENS tokens, and the dialog says so.
+Naive decoding prints `�` wherever a character's bytes are split across tokens; buffered decoding
+holds the partial bytes back until the character is whole (both from `tokviz.core.decoding`).
+Play / Pause, one token back or forward, and a scrub slider over the whole sequence. A text longer
+than MAX_STREAM_TOKENS streams its first MAX_STREAM_TOKENS tokens, and the dialog says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QTextCursor
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
@@ -30,7 +27,7 @@ from PySide6.QtWidgets import (
 from tokviz.core.decoding import buffered_stream, naive_stream
 from tokviz.core.tokenizer import Tokenizer
 
-MAX_STREAM_TOKENS = 100_000  # ~0.5 MB of text: scrubbing rebuilds it in a blink
+MAX_STREAM_TOKENS = 100_000  # scrubbing rebuilds the text up to a token at once: keep it small
 
 
 class StreamDialog(QDialog):
@@ -49,22 +46,16 @@ class StreamDialog(QDialog):
         self.position = 0
         self.naive_edit = QPlainTextEdit(readOnly=True)
         self.buffered_edit = QPlainTextEdit(readOnly=True)
-        self.play_button = QPushButton("Play")
-        self.play_button.clicked.connect(self.toggle)
-        self.back_button = QPushButton("◀ 1", toolTip="One token back")
-        self.back_button.clicked.connect(self.step_back)
-        self.step_button = QPushButton("1 ▶", toolTip="One token forward")
-        self.step_button.clicked.connect(self.step)
-        self.slider = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=len(self.ids))
-        self.slider.setToolTip("Scrub: the text as streamed up to this token")
-        self.slider.setPageStep(max(len(self.ids) // 20, 1))
-        self.slider.valueChanged.connect(self._on_scrub)
+        self.play_button = QPushButton("Play", clicked=self.toggle)
+        self.back_button = QPushButton("◀ 1", toolTip="One token back", clicked=self.step_back)
+        self.step_button = QPushButton("1 ▶", toolTip="One token forward", clicked=self.step)
+        self.slider = QSlider(Qt.Orientation.Horizontal, maximum=len(self.ids), pageStep=max(len(self.ids) // 20, 1),
+                              toolTip="Scrub: the text as streamed up to this token", valueChanged=self._on_scrub)
         self.speed = QSpinBox(minimum=1, maximum=500, value=25, suffix=" tokens/s")
         self.status = QLabel()
-        self.cap_note = QLabel(wordWrap=True)
-        if self.total > len(self.ids):
-            self.cap_note.setText(f"Streams the first {len(self.ids):,} of the text's {self.total:,} tokens.")
-        self.cap_note.setVisible(self.total > len(self.ids))
+        capped = self.total > len(self.ids)
+        self.cap_note = QLabel(f"Streams the first {len(self.ids):,} of the text's {self.total:,} tokens."
+                               if capped else "", wordWrap=True, visible=capped)
         controls = QHBoxLayout()
         for widget in (self.play_button, self.back_button, self.step_button):
             controls.addWidget(widget)
@@ -78,26 +69,24 @@ class StreamDialog(QDialog):
         grid.addLayout(controls, 2, 0, 1, 2)
         grid.addWidget(self.status, 3, 0, 1, 2)
         grid.addWidget(self.cap_note, 4, 0, 1, 2)
-        self.timer = QTimer(self)
-        self.timer.timeout.connect(self._tick)
+        self.timer = QTimer(self, timeout=self._tick)
         self.resize(900, 420)
-        self._show_status()
+        self._show_position()
 
     @classmethod
     def from_tokenizer(cls, tokenizer: Tokenizer, ids: Sequence[int], parent: QWidget | None = None) -> StreamDialog:
-        total = len(ids)
-        ids = list(ids[:MAX_STREAM_TOKENS])
-        naive = list(naive_stream(tokenizer, ids))
-        buffered = list(buffered_stream(tokenizer, ids))
-        return cls(tokenizer.name, ids, naive, buffered, parent, total=total)
+        """The dialog for `ids` decoded by `tokenizer` (their first MAX_STREAM_TOKENS)."""
+        shown = list(ids[:MAX_STREAM_TOKENS])
+        naive, buffered = naive_stream(tokenizer, shown), buffered_stream(tokenizer, shown)
+        return cls(tokenizer.name, shown, list(naive), list(buffered), parent, total=len(ids))
 
-    # -- playing -------------------------------------------------------------------------------
     def toggle(self) -> None:
+        """Play from here (from the start when at the end), or pause."""
         if self.timer.isActive():
             self._stop()
             return
         if self.position >= len(self.ids):
-            self.reset()
+            self.seek(0)
         self.timer.start(max(1000 // self.speed.value(), 1))
         self.play_button.setText("Pause")
 
@@ -109,20 +98,16 @@ class StreamDialog(QDialog):
         if not self.step():
             self._stop()
 
-    def reset(self) -> None:
-        self.seek(0)
-
     def step(self) -> bool:
         """Emit one more token to both sides; False at the end."""
         if self.position >= len(self.ids):
             return False
         i = self.position
+        last = i == len(self.ids) - 1  # then buffered may carry one final flush
         self._append(self.naive_edit, self.naive[i])
-        tail = self.buffered[i:] if i == len(self.ids) - 1 else [self.buffered[i]]
-        self._append(self.buffered_edit, "".join(tail))  # buffered may carry one final flush
+        self._append(self.buffered_edit, "".join(self.buffered[i:] if last else self.buffered[i : i + 1]))
         self.position += 1
-        self._sync_slider()
-        self._show_status()
+        self._show_position()
         return True
 
     def step_back(self) -> bool:
@@ -134,43 +119,32 @@ class StreamDialog(QDialog):
 
     def seek(self, position: int) -> None:
         """Show the stream as it stood after `position` tokens (the scrub slider's value)."""
-        position = min(max(int(position), 0), len(self.ids))
-        self.position = position
-        end = len(self.buffered) if position == len(self.ids) else position  # with the final flush
-        self.naive_edit.setPlainText("".join(self.naive[:position]))
+        self.position = min(max(int(position), 0), len(self.ids))
+        end = len(self.buffered) if self.position == len(self.ids) else self.position  # with the final flush
+        self.naive_edit.setPlainText("".join(self.naive[: self.position]))
         self.buffered_edit.setPlainText("".join(self.buffered[:end]))
         for edit in (self.naive_edit, self.buffered_edit):
-            edit.moveCursor(edit.textCursor().MoveOperation.End)
-        self._sync_slider()
-        self._show_status()
+            edit.moveCursor(QTextCursor.MoveOperation.End)
+        self._show_position()
 
     def _on_scrub(self, value: int) -> None:
         if value != self.position:
             self._stop()
             self.seek(value)
 
-    def _sync_slider(self) -> None:
-        self.slider.blockSignals(True)
-        self.slider.setValue(self.position)
-        self.slider.blockSignals(False)
-
-    # -- text ----------------------------------------------------------------------------------
-    def naive_text(self) -> str:
-        return self.naive_edit.toPlainText()
-
-    def buffered_text(self) -> str:
-        return self.buffered_edit.toPlainText()
-
     @staticmethod
     def _append(edit: QPlainTextEdit, text: str) -> None:
         cursor = edit.textCursor()
-        cursor.movePosition(cursor.MoveOperation.End)
+        cursor.movePosition(QTextCursor.MoveOperation.End)
         cursor.insertText(text)
         edit.setTextCursor(cursor)
 
-    def _show_status(self) -> None:
+    def _show_position(self) -> None:
+        """The slider (quietly) and the status line at the current position."""
+        with QSignalBlocker(self.slider):
+            self.slider.setValue(self.position)
         shown = f"token {self.position:,} of {len(self.ids):,}"
-        if self.position and self.position <= len(self.ids):
+        if self.position:
             shown += f" · id {self.ids[self.position - 1]}"
         self.status.setText(shown)
 
