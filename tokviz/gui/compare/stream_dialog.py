@@ -55,7 +55,7 @@ class StreamDialog(QDialog):
         self.status = QLabel()
         capped = self.total > len(self.ids)
         self.cap_note = QLabel(f"Streams the first {len(self.ids):,} of the text's {self.total:,} tokens."
-                               if capped else "", wordWrap=True, visible=capped)
+                               if capped else "", wordWrap=True)
         controls = QHBoxLayout()
         for widget in (self.play_button, self.back_button, self.step_button):
             controls.addWidget(widget)
@@ -69,6 +69,7 @@ class StreamDialog(QDialog):
         grid.addLayout(controls, 2, 0, 1, 2)
         grid.addWidget(self.status, 3, 0, 1, 2)
         grid.addWidget(self.cap_note, 4, 0, 1, 2)
+        self.cap_note.setVisible(capped)  # once it has a parent: a parentless visible label is a window
         self.timer = QTimer(self, timeout=self._tick)
         self.resize(900, 420)
         self._show_position()
