@@ -138,12 +138,19 @@ class PaneModel:
         and where it starts (what the pane points at); None under any other policy.
 
         >>> pane = PaneModel("cl100k_base", policy="raise")
-        >>> pane.set_text("a <|endoftext|>"), pane.refused_special(["<|endoftext|>"])
-        (True, ('<|endoftext|>', 2))
+        >>> pane.set_text("a <|fim_prefix|> b <|endoftext|>")
+        True
+        >>> pane.refused_special(["<|endoftext|>", "<|fim_prefix|>", "<|fim"])  # the first, the longest there
+        ('<|fim_prefix|>', 2)
         """
-        if self.text is None or self.policy.disallowed_special != "all":
+        text = self.text
+        if text is None or self.policy.disallowed_special != "all":
             return None
-        return first_special(self.text, special_tokens)
+        found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
+        if not found:
+            return None
+        start, _, token = min(found)
+        return token, start
 
     def encoding_for(self, text: str, policy: SpecialPolicy, model_adds: bool) -> Encoding | None:
         """The encoding received for exactly this request, if it is the last one received."""
@@ -284,19 +291,6 @@ class CompareModel:
             raise ValueError(f"a context limit is a number of tokens, not {limit}")
         self._context_limit = limit or None
         self.events.context_limit.emit(self._context_limit)
-
-
-def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
-    """The special token whose text occurs first in `text` (the longest at a tie) and where.
-
-    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
-    ('<|fim_prefix|>', 2)
-    """
-    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
-    if not found:
-        return None
-    start, _, token = min(found)
-    return token, start
 
 
 def _policy_text(text: str) -> str:

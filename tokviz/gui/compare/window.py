@@ -665,11 +665,9 @@ def _sample_text(name: str) -> str:
         lambda s: s.kind.lower() == key or s.language.lower() == key,
         lambda s: key in s.title.lower(),
     ):
-        found = [s for s in items if match(s)]
-        if found:
-            return found[0].read_text()
-    names = ", ".join(s.file.rsplit(".", 1)[0] for s in items)
-    raise KeyError(f"no sample {name!r} (samples: {names})")
+        for sample in filter(match, items):
+            return sample.read_text()
+    raise KeyError(f"no sample {name!r} (samples: {', '.join(s.file.rsplit('.', 1)[0] for s in items)})")
 
 
 def _as_list(value: object) -> list:
