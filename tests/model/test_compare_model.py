@@ -108,11 +108,41 @@ def test_only_the_raise_policy_refuses_special_token_text() -> None:
     text = "x <|fim_prefix|><|endoftext|> <|endoftext|>"
     specials = ["<|endoftext|>", "<|fim_prefix|>", "<|fim"]
     pane = PaneModel("cl100k_base", policy="raise")
-    assert pane.refused_special(text, specials) == ("<|fim_prefix|>", 2)  # the first, the longest there
-    assert pane.refused_special("no special text", specials) is None
+    assert pane.refused_special(specials) is None  # no text yet
+    pane.set_text(text)
+    assert pane.refused_special(specials) == ("<|fim_prefix|>", 2)  # the first, the longest there
+    pane.set_text("no special text")
+    assert pane.refused_special(specials) is None
+    pane.set_text(text)
     for policy in ("none", "all", "<|endoftext|>"):
         pane.set_policy(policy)
-        assert pane.refused_special(text, specials) is None
+        assert pane.refused_special(specials) is None
+
+
+def test_a_pane_keeps_its_own_text_and_tells_a_new_one_from_the_same() -> None:
+    pane = PaneModel("cl100k_base")
+    assert pane.text is None
+    text = "a long text " * 100
+    assert pane.set_text(text) and pane.text is text
+    same = "".join(["a long text "] * 100)  # equal, another object: the pane keeps the first
+    assert not pane.set_text(same) and pane.text is text
+    assert pane.set_text("other") and pane.text == "other"
+    assert pane.set_text("") and pane.text == ""  # an empty text is a text
+
+
+def test_a_trained_pane_takes_the_place_of_the_previous_runs_pane() -> None:
+    model = CompareModel()
+    changes: list[tuple[str, str, int]] = []
+    model.events.panes.connect(lambda c: changes.append((c.kind, c.pane.spec, c.index)))
+    model.add_pane("a")
+    first = model.add_trained_pane("run1")
+    model.add_pane("b")
+    second = model.add_trained_pane("run2")
+    assert model.specs() == ["a", "run2", "b"] and first not in model.panes
+    assert changes[-3:] == [("added", "run2", 3), ("moved", "run2", 1), ("removed", "run1", 2)]
+    model.remove_pane(second)  # the last run's pane is gone: the next one comes after the others
+    model.add_trained_pane("run3")
+    assert model.specs() == ["a", "b", "run3"]
 
 
 def test_the_context_summary_reads_the_encodings_the_panes_show(vocab) -> None:

@@ -1,11 +1,11 @@
 """The compare window's state: the text, its panes in order, and how they draw.
 
-`CompareModel` holds the text every pane cuts, the panes (`PaneModel`: a vocabulary spec, its
-special-token policy, "as the model sees it", the last encoding it received), the view options and
-the context limit. The window and its panes render it and send it intents (`set_text`,
-`add_pane`, `PaneModel.set_policy`, ...); the model announces each change with an `Event`, after
-it is made. It knows no Qt, no widgets and no service: which process encodes, and how a result is
-drawn, are the GUI's business.
+`CompareModel` holds the text every pane cuts, the panes (`PaneModel`), the view options, the
+context limit, whether the panes scroll together and which pane shows the last trained vocabulary.
+The window and its panes render it and send it intents (`set_text`, `add_pane`,
+`PaneModel.set_policy`, ...); the model announces each change with an `Event` after making it. It
+knows no Qt, no widgets and no service: which process encodes, and how a result is drawn, are the
+GUI's business.
 
 >>> model = CompareModel()
 >>> seen = []
@@ -49,12 +49,6 @@ class Received:
     model_adds: bool
     encoding: Encoding
 
-    def serves(self, text: str, policy: SpecialPolicy, model_adds: bool) -> bool:
-        """It is the encoding of `text` under `policy` and `model_adds` (identity first: a long
-        text is compared only when it is another object)."""
-        return (self.policy == policy and self.model_adds == model_adds
-                and (self.text is text or self.text == text))
-
 
 class PaneEvents:
     def __init__(self) -> None:
@@ -64,7 +58,8 @@ class PaneEvents:
 
 
 class PaneModel:
-    """One pane: its vocabulary, what it asks the tokenizer for, and the last encoding received.
+    """One pane: its vocabulary, the text it was given, what it asks the tokenizer for, and the
+    last encoding received.
 
     >>> pane = PaneModel("cl100k_base")
     >>> pane.set_policy(" raise "), pane.policy.label, pane.set_policy("raise")
@@ -74,10 +69,20 @@ class PaneModel:
     def __init__(self, spec: str, *, policy: str = "none", model_adds: bool = False) -> None:
         self.spec = spec
         self.events = PaneEvents()
+        #: the text the pane cuts (None before it is given one)
+        self.text: str | None = None
         self._policy_text = _policy_text(policy)
         self._model_adds = model_adds
         self._received: Received | None = None
         self._shown: Encoding | None = None
+
+    def set_text(self, text: str) -> bool:
+        """Cut `text`; False when it is the text the pane has already (identity first: a long text
+        is compared only when it is another object)."""
+        if self.text is not None and (text is self.text or text == self.text):
+            return False
+        self.text = text
+        return True
 
     @property
     def policy_text(self) -> str:
@@ -128,21 +133,31 @@ class PaneModel:
         """The encoding the pane shows: None before its first and after a failed request."""
         return self._shown
 
-    def refused_special(self, text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
-        """Under `raise`, the special token whose text the policy refuses first in `text`, and
-        where it starts (what the pane points at); None under any other policy.
+    def refused_special(self, special_tokens: Iterable[str]) -> tuple[str, int] | None:
+        """Under `raise`, the special token whose text the policy refuses first in the pane's text,
+        and where it starts (what the pane points at); None under any other policy.
 
-        >>> PaneModel("cl100k_base", policy="raise").refused_special("a <|endoftext|>", ["<|endoftext|>"])
-        ('<|endoftext|>', 2)
+        >>> pane = PaneModel("cl100k_base", policy="raise")
+        >>> pane.set_text("a <|fim_prefix|> b <|endoftext|>")
+        True
+        >>> pane.refused_special(["<|endoftext|>", "<|fim_prefix|>", "<|fim"])  # the first, the longest there
+        ('<|fim_prefix|>', 2)
         """
-        if self.policy.disallowed_special != "all":
+        text = self.text
+        if text is None or self.policy.disallowed_special != "all":
             return None
-        return first_special(text, special_tokens)
+        found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
+        if not found:
+            return None
+        start, _, token = min(found)
+        return token, start
 
     def encoding_for(self, text: str, policy: SpecialPolicy, model_adds: bool) -> Encoding | None:
         """The encoding received for exactly this request, if it is the last one received."""
-        received = self._received
-        return received.encoding if received is not None and received.serves(text, policy, model_adds) else None
+        r = self._received
+        if r is None or r.policy != policy or r.model_adds != model_adds:
+            return None
+        return r.encoding if r.text is text or r.text == text else None
 
 
 @dataclass(frozen=True)
@@ -167,8 +182,11 @@ class CompareModel:
 
     def __init__(self, text: str = "", options: ViewOptions | None = None) -> None:
         self.events = CompareEvents()
+        #: scrolling one pane scrolls the others to the same character
+        self.sync_scroll = True
         self._text = text
         self._panes: list[PaneModel] = []
+        self._trained: PaneModel | None = None
         self._options = options or ViewOptions()
         self._context_limit: int | None = None
 
@@ -196,6 +214,17 @@ class CompareModel:
         pane = PaneModel(spec, policy=policy, model_adds=model_adds)
         self._panes.append(pane)
         self.events.panes.emit(PanesChanged("added", pane, len(self._panes) - 1))
+        return pane
+
+    def add_trained_pane(self, spec: str) -> PaneModel:
+        """A pane for a finished training run's vocabulary: it takes the place of the previous
+        run's pane while that is still shown, so runs do not pile up panes."""
+        previous = self._trained
+        pane = self.add_pane(spec)
+        if previous in self._panes:
+            self.move_pane(pane, self._panes.index(previous) - self._panes.index(pane))
+            self.remove_pane(previous)
+        self._trained = pane
         return pane
 
     def remove_pane(self, pane: PaneModel) -> bool:
@@ -262,19 +291,6 @@ class CompareModel:
             raise ValueError(f"a context limit is a number of tokens, not {limit}")
         self._context_limit = limit or None
         self.events.context_limit.emit(self._context_limit)
-
-
-def first_special(text: str, special_tokens: Iterable[str]) -> tuple[str, int] | None:
-    """The special token whose text occurs first in `text` (the longest at a tie) and where.
-
-    >>> first_special("a <|fim_prefix|> b <|endoftext|>", ["<|endoftext|>", "<|fim_prefix|>"])
-    ('<|fim_prefix|>', 2)
-    """
-    found = [(i, -len(t), t) for t in special_tokens if t and (i := text.find(t)) >= 0]
-    if not found:
-        return None
-    start, _, token = min(found)
-    return token, start
 
 
 def _policy_text(text: str) -> str:

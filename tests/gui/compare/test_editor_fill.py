@@ -110,7 +110,7 @@ def test_the_window_asks_the_panes_at_once_and_once_while_the_text_goes_in(qtbot
     window = make_window(["cl100k_base"], "x")
     pane = window.panes[0]
     submitted: list[str] = []
-    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane._text), real()))
+    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane.model.text), real()))
     big = PIECE * 40
     window.set_text(big)
     assert window.editor.filling and submitted == [big]  # the panes work while the editor fills
@@ -127,7 +127,7 @@ def test_a_large_paste_is_tokenized_as_it_begins_to_go_in(qtbot, make_window, mo
     wait_ready(qtbot, window)
     pane = window.panes[0]
     submitted: list[str] = []
-    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane._text), real()))
+    monkeypatch.setattr(pane, "_submit", lambda real=pane._submit: (submitted.append(pane.model.text), real()))
     big = PIECE * 40
     window.editor.selectAll()
     paste(window.editor, big)

@@ -10,7 +10,8 @@ import numpy as np
 
 
 class Utf16Map:
-    """Convert between code point and UTF-16 offsets.
+    """Convert between code point and UTF-16 offsets; the table is built on first use (a paste
+    should not pay for it up front), and not at all for a text inside the BMP.
 
     >>> m = Utf16Map("a👋b"); m.to_utf16(2), m.to_chars(3)
     (3, 2)
@@ -18,8 +19,8 @@ class Utf16Map:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._u16: np.ndarray | None = None  # code point -> UTF-16 offset, built on first use
-        self._identity: bool | None = None  # (a paste should not pay for it up front)
+        self._u16: np.ndarray | None = None  # code point -> UTF-16 offset
+        self._identity: bool | None = None
 
     @property
     def identity(self) -> bool:
@@ -31,13 +32,13 @@ class Utf16Map:
     def _table(self) -> np.ndarray:
         if self._u16 is None:
             cps = np.frombuffer(self.text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
-            # int32: a text's UTF-16 offsets fit below 2**31 (the editor's own limit); 4 bytes a
-            # character kept for the window's life, not 8
+            # int32 while the offsets fit (the editor's own limit): 4 bytes a character kept, not 8
             self._u16 = np.zeros(len(cps) + 1, dtype=np.int32 if 2 * len(cps) < 2**31 else np.int64)
             np.cumsum((cps > 0xFFFF) + 1, out=self._u16[1:])
         return self._u16
 
     def to_utf16(self, char: int) -> int:
+        """The UTF-16 offset of code point `char`."""
         if self.identity:
             return char
         table = self._table()
@@ -47,5 +48,4 @@ class Utf16Map:
         """The code point holding UTF-16 offset `unit` (the low half of a pair maps to its pair)."""
         if self.identity:
             return unit
-        i = int(np.searchsorted(self._table(), unit, side="right")) - 1
-        return max(i, 0)
+        return max(int(np.searchsorted(self._table(), unit, side="right")) - 1, 0)

@@ -1,4 +1,4 @@
-"""One tokenizer column: header (name, special-token policy, buttons), token view, details, stats."""
+"""One tokenizer column: header (name, buttons), special-token policy, token view, details, stats."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ MAX_OCCURRENCES_SHOWN = 8
 
 
 class TokenPane(QFrame):
-    """Shows how one tokenizer cuts the window's text. It renders a `PaneModel` (its spec, policy
-    and "as the model sees it", sent there as intents from its controls; the last encoding
+    """Shows how one tokenizer cuts the window's text. It renders a `PaneModel` (its spec, text,
+    policy and "as the model sees it", sent there as intents from its controls; the last encoding
     received). Its vocabulary lives in the tokenizer service (`tokviz.gui.compare.service`): the
     pane sends requests and handles replies as events on the GUI thread; an encoding is prepared
     into cells off the GUI thread (`Preparer`)."""
@@ -61,9 +61,7 @@ class TokenPane(QFrame):
     updated = Signal(object)  # a new result, an error or the tokenizer loaded
     message = Signal(str)  # for the status bar
     jump_requested = Signal(int, int)  # a character span of the text to show (a refused special token)
-
     stream_ready = Signal(object, object, object, object)  # self, ids, naive, buffered
-
 
     def __init__(self, model: PaneModel | str, *, options: ViewOptions, fonts: Fonts | None = None,
                  parent: QWidget | None = None) -> None:
@@ -76,98 +74,89 @@ class TokenPane(QFrame):
         self.result: PaneResult | None = None
         self.error: str | None = None
         self.busy = False
-        self._text: str | None = None
         self._gen = 0
         self._asked: _Asked | None = None  # the request at hand
         self._stream: tuple[int, list[int]] = (0, [])  # the last stream asked for: its number, its ids
         self._load_retried = False
-        self._build_ui(self.model.policy_text, fonts)
+        self._refused_span = (0, 0)
+        self._build_ui(fonts)
         self.model.events.policy.connect(self._on_policy)
         self.model.events.model_adds.connect(self._on_model_adds)
-        self._attach()
+        self._key: int | None = tokenizer_service().attach(self.spec, self._on_event)
+        self.destroyed.connect(partial(_release, self._key, self))
 
     @property
     def spec(self) -> str:
         return self.model.spec
 
     # -- UI --------------------------------------------------------------------------------
-    def _build_ui(self, policy: str, fonts: Fonts | None) -> None:
+    def _build_ui(self, fonts: Fonts | None) -> None:
         # the name has the header row to itself but for four small buttons, and elides in the
-        # middle when the pane is narrow (the whole name is its tooltip): the policy box has its own
-        # row, so neither squeezes the other ("cl1(" and "ı_end|>" were both cut from one row)
+        # middle when the pane is narrow (the whole name is its tooltip); the policy box has its own row
         self.title = ElidedLabel(self.spec, objectName="paneHeader")
-        self.policy_combo = QComboBox(editable=True)
+        header = QHBoxLayout()
+        header.setContentsMargins(0, 0, 0, 0)
+        header.setSpacing(0)
+        header.addWidget(self.title, 1)
+        for glyph, tip, slot in (
+            (icon("play"), "Stream-decode this pane's tokens", lambda: self.stream_requested.emit(self)),
+            ("◀", "Move left", lambda: self.move_requested.emit(self, -1)),
+            ("▶", "Move right", lambda: self.move_requested.emit(self, 1)),
+            (icon("remove"), "Remove this pane", lambda: self.remove_requested.emit(self)),
+        ):
+            button = QToolButton(toolTip=tip, autoRaise=True)
+            if isinstance(glyph, str):
+                button.setText(glyph)
+            else:
+                button.setIcon(glyph)
+            button.clicked.connect(slot)
+            header.addWidget(button)
+        self.policy_combo = QComboBox(editable=True, minimumContentsLength=5)  # a narrow pane keeps its label
         self.policy_combo.addItems(POLICIES)
         self.policy_combo.setToolTip(
             "Special-token text in the input: none = plain text, all = control tokens,\n"
             "raise = error (tiktoken's default), or a comma-separated set to parse"
         )
-        self.policy_combo.setCurrentText(policy)
-        self.policy_combo.setMinimumContentsLength(5)  # it stretches; a narrow pane keeps its label whole
+        self.policy_combo.setCurrentText(self.model.policy_text)
         self.policy_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.policy_combo.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.policy_combo.lineEdit().editingFinished.connect(self._policy_edited)
         self.policy_combo.activated.connect(self._policy_edited)
-        header = QHBoxLayout()
-        header.setContentsMargins(0, 0, 0, 0)
-        header.setSpacing(0)
-        header.addWidget(self.title, 1)
-        for name, tip, slot in (
-            ("play", "Stream-decode this pane's tokens", lambda: self.stream_requested.emit(self)),
-            (None, "Move left", lambda: self.move_requested.emit(self, -1)),
-            (None, "Move right", lambda: self.move_requested.emit(self, 1)),
-            ("remove", "Remove this pane", lambda: self.remove_requested.emit(self)),
-        ):
-            button = QToolButton(toolTip=tip, autoRaise=True)
-            if name:
-                button.setIcon(icon(name))
-            else:
-                button.setText("◀" if "left" in tip else "▶")
-            button.clicked.connect(slot)
-            header.addWidget(button)
-            if name == "remove":
-                self.remove_button = button
+        policy_label = QLabel("Special tokens:", objectName="paneSubheader", toolTip=self.policy_combo.toolTip())
+        policy_label.setBuddy(self.policy_combo)
+        policy_label.setMinimumWidth(policy_label.sizeHint().width())
         policy_row = QHBoxLayout()
         policy_row.setContentsMargins(6, 0, 0, 2)
-        policy_label = QLabel("Special tokens:", objectName="paneSubheader")
-        policy_label.setBuddy(self.policy_combo)
-        policy_label.setToolTip(self.policy_combo.toolTip())
-        policy_label.setMinimumWidth(policy_label.sizeHint().width())
         policy_row.addWidget(policy_label)
         policy_row.addWidget(self.policy_combo, 1)
         # "as the model sees it": the BOS/EOS the model's own tokenizer adds (shown once loaded,
         # for a model that adds any), so the count is the one Hugging Face's tokenizer reports
-        self.model_adds_check = QCheckBox(checked=self.model.model_adds)
-        self.model_adds_check.hide()
+        self.model_adds_check = QCheckBox(checked=self.model.model_adds, visible=False)
         self.model_adds_check.toggled.connect(self.model.set_model_adds)
         self.subtitle = QLabel("loading…", objectName="paneSubheader")
         self.warning = QLabel(objectName="warningLabel", wordWrap=True, textFormat=Qt.TextFormat.RichText)
         self.warning.linkActivated.connect(self._on_warning_link)
-        self._refused_span = (0, 0)
         self.warning.hide()
-        # labels whose text changes must not change the pane's width: every view would re-wrap
-        for label in (self.subtitle, self.warning):
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.view = TokenView(fonts=fonts)
         # keyboard: arrows move the selected token; the pane's frame shows where the focus is
         self.view.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.view.installEventFilter(self)
         self.details = QLabel(objectName="paneSubheader", wordWrap=True)
-        self.details.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.details.hide()
         self.stats_label = QLabel("—", objectName="statsLabel")
-        self.stats_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        box = QVBoxLayout(self)
-        box.setContentsMargins(4, 4, 4, 4)
-        box.setSpacing(2)
-        box.addLayout(header)
+        # labels whose text changes must not change the pane's width: every view would re-wrap
+        for label in (self.subtitle, self.warning, self.details, self.stats_label):
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         subtitle_row = QHBoxLayout()
         subtitle_row.setContentsMargins(0, 0, 4, 0)
         subtitle_row.addWidget(self.subtitle, 1)
         subtitle_row.addWidget(self.model_adds_check)
-        box.addLayout(subtitle_row)
-        box.addLayout(policy_row)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.setSpacing(2)
+        for row in (header, subtitle_row, policy_row):
+            box.addLayout(row)
         box.addWidget(self.warning)
         box.addWidget(self.view, 1)
         box.addWidget(self.details)
@@ -179,37 +168,23 @@ class TokenPane(QFrame):
 
     # -- keyboard and focus ----------------------------------------------------------------
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
-        if watched is self.view:
-            kind = event.type()
-            if kind in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
-                self._show_focus(kind == QEvent.Type.FocusIn)
-            elif kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent) and self.move_selection(event):
+        """Focus on the view marks the pane; arrow keys, Home and End move the selected token (as
+        a click there would), other keys are the view's (Page Up/Down scroll)."""
+        kind = event.type()
+        if watched is self.view and kind in (QEvent.Type.FocusIn, QEvent.Type.FocusOut):
+            for widget in (self, self.title):
+                widget.setProperty("focused", kind == QEvent.Type.FocusIn)
+                widget.style().unpolish(widget)
+                widget.style().polish(widget)
+        elif (watched is self.view and kind == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+              and not event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier and self.result is not None):
+            target = moved_to(event.key(), self.view.selected, len(self.result.tokens), self.view.token_layout)
+            if target is not None:
+                self.token_clicked.emit(self, target)
                 return True
         return super().eventFilter(watched, event)
 
-    def move_selection(self, event: QKeyEvent) -> bool:
-        """Arrow keys, Home and End move the selected token (as a click there would); False for
-        other keys, which the view handles (Page Up/Down scroll)."""
-        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier or self.result is None:
-            return False
-        target = moved_to(event.key(), self.view.selected, len(self.result.tokens), self.view.token_layout)
-        if target is None:
-            return False
-        self.token_clicked.emit(self, target)
-        return True
-
-    def _show_focus(self, focused: bool) -> None:
-        for widget in (self, self.title):
-            widget.setProperty("focused", focused)
-            widget.style().unpolish(widget)
-            widget.style().polish(widget)
-
     # -- the tokenizer service --------------------------------------------------------------
-    def _attach(self) -> None:
-        service = tokenizer_service()
-        self._key: int | None = service.attach(self.spec, self._on_event)
-        self.destroyed.connect(partial(_release, self._key, self))
-
     @property
     def running(self) -> bool:
         """The pane is attached to the tokenizer service."""
@@ -241,11 +216,8 @@ class TokenPane(QFrame):
     def set_text(self, text: str) -> None:
         """Tokenize `text` (not again while this very text is being tokenized or shown: a large
         paste is asked for as it begins and once more when the editor has it all)."""
-        same = self._text is not None and (text is self._text or text == self._text)
-        if same and self.error is None and (self.busy or self.current):
-            return
-        self._text = text
-        self._submit()
+        if self.model.set_text(text) or self.error is not None or not (self.busy or self.current):
+            self._submit()
 
     def set_options(self, options: ViewOptions) -> None:
         self.options = options
@@ -284,45 +256,41 @@ class TokenPane(QFrame):
             self._submit()
 
     def _submit(self) -> None:
-        if self._text is None or self.tokenizer is None or self._key is None:
+        if self.model.text is None or self.tokenizer is None or self._key is None:
             return
         self._gen += 1
         self.busy = True
         self.subtitle.setText(f"{self.tokenizer.describe()} · tokenizing…")
-        asked = self._asked = _Asked(self._gen, self._text, self.policy, self.model_adds, self.options,
+        asked = self._asked = _Asked(self._gen, self.model.text, self.policy, self.model_adds, self.options,
                                      time.perf_counter())
         last = self.model.encoding_for(asked.text, asked.policy, asked.model_adds)
         if last is not None:
-            self._prepare(last, [], received=False)  # only the view options changed: the last encoding serves
+            self._prepare(asked, last, [], received=False)  # only the view options changed: the last encoding serves
         else:
-            self._send(asked)
+            self._send(self._key, asked)
 
-    def _send(self, asked: _Asked) -> None:
-        assert self._key is not None
-        asked.generation = tokenizer_service().client.encode(self._key, asked.gen, asked.text, asked.policy,
+    def _send(self, key: int, asked: _Asked) -> None:
+        asked.generation = tokenizer_service().client.encode(key, asked.gen, asked.text, asked.policy,
                                                              asked.model_adds)
 
     # -- replies ---------------------------------------------------------------------------
     def _on_event(self, event: Event) -> None:
         """A reply of the tokenizer service for this pane, or its process's death."""
-        if isinstance(event, p.Loaded):
-            if self.tokenizer is None:  # (again after a restart: nothing new)
+        match event:
+            case p.Loaded() if self.tokenizer is None:  # (again after a restart: nothing new)
                 self._on_loaded(event.info)
-        elif isinstance(event, p.LoadFailed):
-            if self.tokenizer is None:
+            case p.LoadFailed() if self.tokenizer is None:
                 self._on_load_failed(event.message)
-        elif isinstance(event, p.Encoded):
-            self._on_encoded(event)
-        elif isinstance(event, p.Failed):
-            self._on_failed(event.gen, event.message)
-        elif isinstance(event, p.Superseded):
-            self._on_cancelled(event.gen)
-        elif isinstance(event, p.Streamed):
-            number, ids = self._stream
-            if event.gen == number:
-                self.stream_ready.emit(self, ids, list(event.naive), list(event.buffered))
-        elif isinstance(event, Died):
-            self._on_died(event)
+            case p.Encoded() if self._asked is not None and event.gen == self._asked.gen:  # else superseded
+                self._on_encoded(self._asked, event)
+            case p.Failed():
+                self._on_failed(event.gen, event.message)
+            case p.Superseded() if event.gen == self._gen:
+                self.busy = False
+            case p.Streamed() if event.gen == self._stream[0]:
+                self.stream_ready.emit(self, self._stream[1], list(event.naive), list(event.buffered))
+            case Died():
+                self._on_died(event)
 
     def _on_died(self, died: Died) -> None:
         """The service process died. A load or an encode it had is asked for once more (the next
@@ -342,24 +310,19 @@ class TokenPane(QFrame):
             return
         if asked.retried:
             self._on_failed(asked.gen, f"{died.message}; starting it again failed")
-            return
-        asked.retried = True
-        self._send(asked)
+        else:
+            asked.retried = True
+            self._send(self._key, asked)
 
-    def _on_encoded(self, reply: p.Encoded) -> None:
-        asked = self._asked
-        if asked is None or reply.gen != asked.gen:
-            return  # a newer request came while the service encoded
+    def _on_encoded(self, asked: _Asked, reply: p.Encoded) -> None:
         received = time.perf_counter()
-        self._prepare(reply.encoding, [*reply.encoding.extra.get("stages", ()), ("asked", asked.began, asked.began),
-                                       ("received", received, received)], received=True)
+        stages = [*reply.encoding.extra.get("stages", ()), ("asked", asked.began, asked.began)]
+        self._prepare(asked, reply.encoding, [*stages, ("received", received, received)], received=True)
 
-    def _prepare(self, encoding: Encoding, stages: list, *, received: bool) -> None:
+    def _prepare(self, asked: _Asked, encoding: Encoding, stages: list, *, received: bool) -> None:
         """Turn `encoding` into cells off the GUI thread; `_on_finished` follows. A `received`
         encoding is compacted there first: its span columns that meet become views of one array,
         and the buffers it was received in go."""
-        asked = self._asked
-        assert asked is not None
         work = partial(_prepared, asked, encoding, self.view.fonts, stages, received)
         preparer().submit(self, work, self._on_finished, self._on_prepare_failed)
 
@@ -400,7 +363,12 @@ class TokenPane(QFrame):
             self.model.receive(asked.text, asked.policy, asked.model_adds, result.tokens)
         self.error = None
         self.warning.hide()
-        self._note_unknown_specials()
+        unknown = self.policy.unknown_to(self.tokenizer.special_tokens) if self.tokenizer else []
+        if unknown:  # the policy names a token this vocabulary does not have: plain text here
+            names = ", ".join(html.escape(repr(t), quote=False) for t in unknown)
+            self.warning.setText(f"{names} {'is' if len(unknown) == 1 else 'are'} not a special token of "
+                                 f"{html.escape(self.short_name)}: plain text here")
+            self.warning.show()
         self.result = result
         self.view.color_by_id = result.options.color_by_id
         self.view.set_result(result)
@@ -415,36 +383,27 @@ class TokenPane(QFrame):
         self.result = None
         self.model.fail()
         self.view.set_result(None)
-        found = self._refused_special()
+        found = self.model.refused_special(self.tokenizer.special_tokens) if self.tokenizer else None
         if found is not None:
             self._show_refused(*found)
-            self.subtitle.setText(f"{self.tokenizer.describe()} · special-token text refused")  # type: ignore[union-attr]
         else:
             self._show_error(message)
-            self.subtitle.setText(f"{self.tokenizer.describe()} · failed" if self.tokenizer else "failed")
+        note = "special-token text refused" if found else "failed"
+        self.subtitle.setText(f"{self.tokenizer.describe()} · {note}" if self.tokenizer else note)
         self.updated.emit(self)
 
-    def _refused_special(self) -> tuple[str, int] | None:
-        if self.tokenizer is None or self._text is None:
-            return None
-        return self.model.refused_special(self._text, self.tokenizer.special_tokens)
-
     def _show_refused(self, token: str, start: int) -> None:
-        text = self._text or ""
+        text = self.model.text or ""
         line = text.count("\n", 0, start) + 1
         column = start - (text.rfind("\n", 0, start) + 1) + 1
         self._refused_span = (start, start + len(token))
-        self.error = (f"{token} at line {line}, column {column} is special-token text, and the policy "
-                      f"raise refuses it: switch this pane's policy to none (cut it as plain text) or "
-                      f"all (cut it as the control token)")
-        self.warning.setText(
+        self._show_error(
+            f"{token} at line {line}, column {column} is special-token text, and the policy raise refuses it: "
+            "switch this pane's policy to none (cut it as plain text) or all (cut it as the control token)",
             f"<b>{html.escape(token)}</b> at line {line}, column {column} (<a href='jump'>show it</a>) is "
             "special-token text, and the policy <i>raise</i> refuses it. Switch this pane's policy to "
-            "<a href='none'>none</a> (cut it as plain text) or <a href='all'>all</a> (cut it as the control token)."
+            "<a href='none'>none</a> (cut it as plain text) or <a href='all'>all</a> (cut it as the control token).",
         )
-        self.warning.show()
-        self.stats_label.setText("—")
-        self.message.emit(f"{self.short_name}: {self.error}")
 
     def _on_warning_link(self, link: str) -> None:
         if link == "jump":
@@ -452,22 +411,10 @@ class TokenPane(QFrame):
         elif link in ("none", "all"):
             self.set_policy(link)
 
-    def _note_unknown_specials(self) -> None:
-        """Say when the policy names a token this vocabulary does not have (plain text here)."""
-        unknown = self.policy.unknown_to(self.tokenizer.special_tokens) if self.tokenizer else []
-        if unknown:
-            names = ", ".join(html.escape(repr(t), quote=False) for t in unknown)
-            self.warning.setText(f"{names} {'is' if len(unknown) == 1 else 'are'} not a special token of "
-                                 f"{html.escape(self.short_name)}: plain text here")
-            self.warning.show()
-
-    def _on_cancelled(self, gen: int) -> None:
-        if gen == self._gen:
-            self.busy = False
-
-    def _show_error(self, message: str) -> None:
+    def _show_error(self, message: str, rich: str | None = None) -> None:
+        """Say `message` in the warning label (as the rich text `rich`, when given) and the status bar."""
         self.error = message
-        self.warning.setText(html.escape(message))
+        self.warning.setText(html.escape(message) if rich is None else rich)
         self.warning.show()
         self.stats_label.setText("—")
         self.message.emit(f"{self.short_name}: {message}")
@@ -483,8 +430,13 @@ class TokenPane(QFrame):
     @property
     def current(self) -> bool:
         """The pane's result is for the text it was last given (not an older one while it works)."""
-        r = self.result
-        return not self.busy and r is not None and (r.text is self._text or r.text == self._text)
+        r, text = self.result, self.model.text
+        return not self.busy and r is not None and (r.text is text or r.text == text)
+
+    @property
+    def failed(self) -> bool:
+        """The pane's last request failed, and no other is under way."""
+        return bool(self.error) and not self.busy
 
     def stats(self) -> Counts | None:
         """The counts of the current result; None while the pane works or when it failed."""
@@ -492,6 +444,7 @@ class TokenPane(QFrame):
         return Counts(len(r.tokens), r.n_chars, r.n_bytes) if r is not None and self.current else None
 
     def show_stats(self, first: Counts | None) -> None:
+        """Show the counts, compared with `first` (the first pane's; None for the first pane itself)."""
         stats = self.stats()
         if stats is None:
             self.stats_label.setText("tokenizing…" if self.busy or self.tokenizer is None and not self.error else "—")
@@ -507,9 +460,9 @@ class TokenPane(QFrame):
     def _on_hover(self, index: int) -> None:
         if index < 0 or self.result is None:
             self.hovered_chars.emit(-1, -1)
-            return
-        token = self.result.tokens[index]
-        self.hovered_chars.emit(token.start, token.end)
+        else:
+            token = self.result.tokens[index]
+            self.hovered_chars.emit(token.start, token.end)
 
     def show_details(self, index: int | None) -> None:
         """Select token `index` and describe it with its occurrences (None clears)."""
@@ -517,18 +470,12 @@ class TokenPane(QFrame):
         if index is None or self.result is None:
             self.details.hide()
             return
-        self.details.setText(self.details_text(index))
-        self.details.show()
-
-    def details_text(self, index: int) -> str:
-        if self.result is None:
-            raise IndexError("this pane has no tokens")
-        token = self.result.tokens[index]
-        where = np.flatnonzero(self.result.ids == token.id)
+        where = np.flatnonzero(self.result.ids == self.result.tokens[index].id)
         shown = ", ".join(f"#{i}" for i in where[:MAX_OCCURRENCES_SHOWN])
         more = "…" if len(where) > MAX_OCCURRENCES_SHOWN else ""
         info = self.view.tooltip_for(index).replace("\n", " · ")
-        return f"{info}\noccurs {len(where)}× in this text: {shown}{more}"
+        self.details.setText(f"{info}\noccurs {len(where)}× in this text: {shown}{more}")
+        self.details.show()
 
 
 @dataclass

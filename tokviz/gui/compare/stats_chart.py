@@ -38,21 +38,17 @@ class TokenBarChart(QWidget):
                       int(self.width() * 0.4))
         top = max((c for _, c in self.rows if isinstance(c, int)), default=0)
         row_h = min(18.0, (self.height() - 4) / max(len(self.rows), 1))
+        middle = Qt.AlignmentFlag.AlignVCenter
         for i, (name, count) in enumerate(self.rows):
             y = 2 + i * row_h
             painter.setPen(TEXT_COLOR)
-            shown = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, label_w - 6)
-            painter.drawText(QRectF(2, y, label_w, row_h), Qt.AlignmentFlag.AlignVCenter, shown)
-            if not isinstance(count, int):
+            painter.drawText(QRectF(2, y, label_w, row_h), middle,
+                             fm.elidedText(name, Qt.TextElideMode.ElideMiddle, label_w - 6))
+            if isinstance(count, int):
+                w = (self.width() - label_w - 70) * count / top if top else 0
+                painter.fillRect(QRectF(label_w, y + 3, max(w, 1), row_h - 6), BAR_COLOR)
+                painter.drawText(QRectF(label_w + w + 4, y, 66, row_h), middle, f"{count:,}")
+            else:
                 painter.setPen(NOTE_COLOR)
-                painter.drawText(
-                    QRectF(label_w, y, self.width() - label_w, row_h), Qt.AlignmentFlag.AlignVCenter, count
-                )
-                continue
-            span = self.width() - label_w - 70
-            w = span * count / top if top else 0
-            painter.fillRect(QRectF(label_w, y + 3, max(w, 1), row_h - 6), BAR_COLOR)
-            painter.drawText(
-                QRectF(label_w + w + 4, y, 66, row_h), Qt.AlignmentFlag.AlignVCenter, f"{count:,}"
-            )
+                painter.drawText(QRectF(label_w, y, self.width() - label_w, row_h), middle, count)
         painter.end()

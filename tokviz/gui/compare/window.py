@@ -1,8 +1,7 @@
 """The compare window: an input editor above N tokenizer panes side by side.
 
-The window renders a `CompareModel` (tokviz.model.compare: the text, the panes in order, the view
-options, the context limit): its editor, menus and panes send intents to the model, and the
-model's events update the widgets.
+The window renders a `CompareModel` (tokviz.model.compare): its editor, menus and panes send
+intents to the model, and the model's events update the widgets.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from tokviz.core import catalog
 from tokviz.core.files import write_atomic
+from tokviz.core.resources import samples
 from tokviz.core.textfile import NotTextError, read_text_exact
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.diff_mode import DiffMode
@@ -43,7 +43,6 @@ from tokviz.gui.compare.menus import build_menus
 from tokviz.gui.compare.offsets import Utf16Map
 from tokviz.gui.compare.original_note import original_notes
 from tokviz.gui.compare.pane import TokenPane
-from tokviz.gui.compare.samples import sample_text
 from tokviz.gui.compare.stats_chart import TokenBarChart
 from tokviz.gui.compare.status_line import StatusLine
 from tokviz.gui.compare.stream_dialog import StreamDialog
@@ -59,26 +58,30 @@ MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still 
 
 
 class MainWindow(QMainWindow):
+    """The compare window. `chat_factory` and `dataset_factory` build the Chat and Dataset tabs'
+    panels (passed in by gui.app: those packages draw with this package's views, so it must not
+    import them); a tab without one is disabled."""
+
+    MODES = ("text", "chat", "dataset")
+
     def __init__(self, settings: QSettings, *, specs: list[str] | None = None,
                  text: str | None = None, restore: bool = True,
                  chat_factory: Callable[..., Any] | None = None,
                  dataset_factory: Callable[..., Any] | None = None) -> None:
         super().__init__()
         self.settings = settings
-        # builds the Chat mode's panel (tokviz.gui.chat.panel.ChatPanel, passed in by gui.app: the
-        # chat package draws with this package's views, so this package must not import it)
         self._chat_factory = chat_factory
-        # builds the Dataset tab (tokviz.gui.dataset.panel.DatasetPanel), passed in by gui.app likewise
         self._dataset_factory = dataset_factory
         self._restore = restore
         self.model = CompareModel()
         self.panes: list[TokenPane] = []  # the model's panes, rendered, in its order
-        self.sync_scroll = True
         #: the text the panes cut, with its UTF-16 offsets (the editor's units); the diff mode reads it
         self.offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
         self._syncing = False
-        self._trained_pane: TokenPane | None = None
+        self._restore_note: str | None = None  # what the status bar says about the remembered text
+        self.chat_panel: Any = None  # built the first time its tab is shown
+        self.dataset_panel: Any = None  # likewise
         self.setWindowTitle("tokviz — compare tokenizers")
         self.setWindowIcon(icon("tokviz"))
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
@@ -92,17 +95,12 @@ class MainWindow(QMainWindow):
         self.splitter.addWidget(self.diff.panel)
         self.tools = ToolWindows(self, self)
         build_menus(self, self.tools)
-        self._restore_note: str | None = None  # what the status bar says about the remembered text
         saved = self._restore_settings() if restore else {}
-        initial = specs or saved.get("panes") or catalog.default_specs()
-        policies = saved.get("policies", []) if not specs else []
-        model_adds = saved.get("model_adds", []) if not specs else []
-        for i, spec in enumerate(initial):
-            self.model.add_pane(spec, policy=policies[i] if i < len(policies) and policies[i] else "none",
-                                model_adds=i < len(model_adds) and model_adds[i] == "1")  # as remembered
+        rows = [] if specs else saved.get("panes", [])
+        for spec, policy, model_adds in rows or [(s, "none", False) for s in specs or catalog.default_specs()]:
+            self.model.add_pane(spec, policy=policy, model_adds=model_adds)
         if not specs and catalog.missing_preferred():  # a fresh machine: offer to fetch the catalog
-            self.fetch_bar.offer()
-            self.fetch_bar.show()
+            self.offer_fetch()
         if text is None and "text" not in saved:  # a first start: something to look at at once
             self.load_sample("mixed")
         else:
@@ -150,47 +148,26 @@ class MainWindow(QMainWindow):
         self._build_mode_switch(box)
         self.find_bar = FindBar(self)
         box.addWidget(self.find_bar)
-        # the status message on up to two lines, the whole of it in the tooltip (status_line.py);
-        # the legend sits beside the Text | Chat tabs, not in the status bar, where it took half
-        # of a 1024-pixel-wide bar
-        self.status_line = StatusLine()
+        self.status_line = StatusLine()  # the legend is beside the mode tabs: here it took half the bar
         self.statusBar().addPermanentWidget(self.status_line, 1)
         self.statusBar().messageChanged.connect(self.status_line.set_message)
         self.setCentralWidget(central)
         self.resize(1400, 860)
 
-    def fit_to_screen(self) -> None:
-        """Shrink and move the window so that it lies inside its screen's available area."""
-        fit_to_screen(self)
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
-        super().showEvent(event)
-        self.fit_to_screen()
-
-    def _fit_panes(self) -> None:
-        """Give each pane at least MIN_PANE_WIDTH; more panes than fit scroll sideways."""
-        n = len(self.panes)
-        self.pane_splitter.setMinimumWidth(n * MIN_PANE_WIDTH + max(n - 1, 0) * self.pane_splitter.handleWidth())
-
-    # -- modes: plain text or a chat (tokviz.gui.chat) ----------------------------------------
     def _build_mode_switch(self, box: QVBoxLayout) -> None:
-        self.mode_tabs = QTabBar()
-        self.mode_tabs.addTab("Text")
-        self.mode_tabs.addTab("Chat")
-        self.mode_tabs.addTab("Dataset")
+        self.mode_tabs = QTabBar(expanding=False)
+        for title in ("Text", "Chat", "Dataset"):
+            self.mode_tabs.addTab(title)
         self.mode_tabs.setToolTip("Text: how each tokenizer cuts the text · Chat: a conversation "
                                   "through each model's chat template · Dataset: what a whole dataset "
                                   "costs in each tokenizer")
         self.mode_tabs.setTabEnabled(1, self._chat_factory is not None)
         self.mode_tabs.setTabEnabled(2, self._dataset_factory is not None)
         self.mode_tabs.currentChanged.connect(self._on_mode_tab)
-        self.mode_tabs.setExpanding(False)
         self.legend = TokenLegend()
         self.legend_action = QAction("&Legend", self, checkable=True, checked=True)
         self.legend_action.setStatusTip("show how the panes draw each kind of token, beside the Text | Chat tabs")
         self.legend_action.toggled.connect(self.legend.setVisible)
-        self.chat_panel: Any = None  # a ChatPanel, built the first time Chat mode is shown
-        self.dataset_panel: Any = None  # a DatasetPanel, built the first time the Dataset tab is shown
         self.modes = QStackedWidget()
         self.modes.addWidget(self.splitter)
         row = QHBoxLayout()
@@ -201,8 +178,16 @@ class MainWindow(QMainWindow):
         box.addLayout(row)
         box.addWidget(self.modes, 1)
 
-    MODES = ("text", "chat", "dataset")
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802
+        super().showEvent(event)
+        fit_to_screen(self)
 
+    def _fit_panes(self) -> None:
+        """Give each pane at least MIN_PANE_WIDTH; more panes than fit scroll sideways."""
+        n = len(self.panes)
+        self.pane_splitter.setMinimumWidth(n * MIN_PANE_WIDTH + max(n - 1, 0) * self.pane_splitter.handleWidth())
+
+    # -- modes: plain text, a chat (tokviz.gui.chat) or a dataset (tokviz.gui.dataset) ---------
     @property
     def mode(self) -> str:
         return self.MODES[max(self.mode_tabs.currentIndex(), 0)]
@@ -227,24 +212,19 @@ class MainWindow(QMainWindow):
             self.chat_panel.set_specs(self.model.specs())
             self.modes.setCurrentWidget(self.chat_panel)
         elif index == 2 and self._dataset_factory is not None:
-            self.modes.setCurrentWidget(self.ensure_dataset_panel())
+            if self.dataset_panel is None:
+                self.dataset_panel = self._dataset_factory(settings=self.settings, context_limit=self.context_limit,
+                                                           restore=self._restore)
+                self.dataset_panel.message.connect(self.show_message)
+                self.dataset_panel.open_text.connect(self._open_example_text)
+                self.dataset_panel.open_chat.connect(self._open_example_chat)
+                self.modes.addWidget(self.dataset_panel)
+            self.dataset_panel.set_specs(self.model.specs())  # its tokenizers are the panes'
+            self.modes.setCurrentWidget(self.dataset_panel)
             self.legend.hide()  # it tells how the token views draw; the Dataset tab draws none
         else:
             self.modes.setCurrentWidget(self.splitter)
             self._show_summary()  # the status bar said the chat's counts
-
-    def ensure_dataset_panel(self) -> Any:
-        """The Dataset tab's panel, built on first use; its tokenizers are the panes'."""
-        if self.dataset_panel is None and self._dataset_factory is not None:
-            self.dataset_panel = self._dataset_factory(settings=self.settings, context_limit=self.context_limit,
-                                                       restore=self._restore)
-            self.dataset_panel.message.connect(self.show_message)
-            self.dataset_panel.open_text.connect(self._open_example_text)
-            self.dataset_panel.open_chat.connect(self._open_example_chat)
-            self.modes.addWidget(self.dataset_panel)
-        if self.dataset_panel is not None:
-            self.dataset_panel.set_specs(self.model.specs())
-        return self.dataset_panel
 
     def _open_example_text(self, text: str) -> None:
         self.set_mode("text")
@@ -301,7 +281,7 @@ class MainWindow(QMainWindow):
     def load_sample(self, name: str) -> None:
         """Load a shipped sample by file name, stem, kind or title word (`mixed`, `korean`)."""
         try:
-            self.set_text(sample_text(name))
+            self.set_text(_sample_text(name))
         except Exception as e:  # unknown name or missing resources
             self.show_message(f"sample {name!r}: {e}")
         else:
@@ -350,103 +330,85 @@ class MainWindow(QMainWindow):
     def add_pane(self, spec: str, *, policy: str = "none") -> TokenPane:
         return self._pane_of(self.model.add_pane(spec, policy=policy))
 
+    def add_trained_pane(self, spec: str) -> TokenPane:
+        """A finished training run's vocabulary, in the place of the previous run's pane (`CompareModel`)."""
+        return self._pane_of(self.model.add_trained_pane(spec))
+
+    def remove_pane(self, pane: TokenPane) -> None:
+        self.model.remove_pane(pane.model)  # a no-op for a pane removed already
+
+    def move_pane(self, pane: TokenPane, delta: int) -> None:
+        self.model.move_pane(pane.model, delta)
+
     def _pane_of(self, model: PaneModel) -> TokenPane:
         return next(pane for pane in self.panes if pane.model is model)
 
     def _on_panes_changed(self, change: PanesChanged) -> None:
         if change.kind == "added":
-            self._add_pane_widget(change.pane)
+            pane = TokenPane(change.pane, options=self.options)
+            pane.remove_requested.connect(self.remove_pane)
+            pane.move_requested.connect(self.move_pane)
+            pane.stream_requested.connect(self.open_stream)
+            pane.stream_ready.connect(self._show_stream)
+            pane.hovered_chars.connect(self._on_pane_hover)
+            pane.token_clicked.connect(self.select_token)
+            pane.scrolled.connect(self._on_pane_scrolled)
+            pane.updated.connect(self._on_pane_updated)
+            pane.message.connect(self.show_message)
+            pane.jump_requested.connect(self.select_chars)
+            self.panes.append(pane)
+            pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
+            self.pane_splitter.addWidget(pane)
+            self._fit_panes()
+            pane.set_text(self.offsets.text)
+            self._refresh_stats()
             return
         pane = self._pane_of(change.pane)
-        if change.kind == "removed":
-            self._remove_pane_widget(pane)
-        else:
-            self.panes.remove(pane)
+        self.panes.remove(pane)
+        if change.kind == "moved":
             self.panes.insert(change.index, pane)
             self.pane_splitter.insertWidget(change.index, pane)
-            self._refresh_stats()
-            self.diff.refresh()
-
-    def _add_pane_widget(self, model: PaneModel) -> None:
-        pane = TokenPane(model, options=self.options)
-        pane.remove_requested.connect(self.remove_pane)
-        pane.move_requested.connect(self.move_pane)
-        pane.stream_requested.connect(self.open_stream)
-        pane.stream_ready.connect(self._show_stream)
-        pane.hovered_chars.connect(self._on_pane_hover)
-        pane.token_clicked.connect(self._on_token_clicked)
-        pane.scrolled.connect(self._on_pane_scrolled)
-        pane.updated.connect(self._on_pane_updated)
-        pane.message.connect(self.show_message)
-        pane.jump_requested.connect(self.select_chars)
-        self.panes.append(pane)
-        pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
-        self.pane_splitter.addWidget(pane)
-        self._fit_panes()
-        pane.set_text(self.offsets.text)
+        else:
+            pane.shutdown()
+            pane.hide()
+            pane.setParent(None)
+            pane.deleteLater()
+            self._fit_panes()
         self._refresh_stats()
-
-    def add_trained_pane(self, spec: str) -> TokenPane:
-        """A finished training run's vocabulary: its pane takes the place of the previous run's
-        pane (if that is still shown), so runs do not pile up panes."""
-        previous = self._trained_pane
-        pane = self.add_pane(spec)
-        if previous in self.panes:
-            self.move_pane(pane, self.panes.index(previous) - self.panes.index(pane))
-            self.remove_pane(previous)
-        self._trained_pane = pane
-        return pane
-
-    def can_load(self, entry: catalog.CatalogEntry) -> bool:
-        return entry.available  # every catalog format's backend ships with tokviz
+        self.diff.refresh()
+        if change.kind == "removed":
+            self._show_summary()  # the removed pane is no longer listed
 
     def offer_fetch(self) -> None:
         self.fetch_bar.offer()
         self.fetch_bar.show()
 
     def _on_vocab_arrived(self, name: str) -> None:
-        """A fetched vocabulary: give it a pane while the window shows fewer than four."""
+        """A fetched vocabulary: give it a pane while the window shows fewer than MAX_AUTO_PANES."""
         if len(self.panes) < MAX_AUTO_PANES and name not in self.model.specs():
             self.add_pane(name)
-
-    def remove_pane(self, pane: TokenPane) -> None:
-        self.model.remove_pane(pane.model)  # a no-op for a pane removed already
-
-    def _remove_pane_widget(self, pane: TokenPane) -> None:
-        self.panes.remove(pane)
-        pane.shutdown()
-        pane.hide()
-        pane.setParent(None)
-        pane.deleteLater()
-        self._fit_panes()
-        self._refresh_stats()
-        self.diff.refresh()
-        self._show_summary()  # the removed pane is no longer listed
-
-    def move_pane(self, pane: TokenPane, delta: int) -> None:
-        self.model.move_pane(pane.model, delta)
 
     def set_options(self, **changes: object) -> None:
         self.model.change_options(**changes)
 
     def _on_options(self, options: ViewOptions) -> None:
         for pane in self.panes:
-            pane.set_options(self.options)
+            pane.set_options(options)
         if self.chat_panel is not None:
-            self.chat_panel.set_options(self.options)
+            self.chat_panel.set_options(options)
         self.diff.options_changed()
 
     def set_context_limit(self, limit: int | None) -> None:
         """Mark in every pane where a context of `limit` tokens ends (None or 0: no mark)."""
         self.model.set_context_limit(limit)
 
-    def _on_context_limit(self, _limit: int | None) -> None:
+    def _on_context_limit(self, limit: int | None) -> None:
         for pane in self.panes:
-            pane.view.set_limit(self.context_limit)
+            pane.view.set_limit(limit)
         if self.chat_panel is not None:
-            self.chat_panel.set_context_limit(self.context_limit)
+            self.chat_panel.set_context_limit(limit)
         if self.dataset_panel is not None:
-            self.dataset_panel.context.setValue(self.context_limit or 0)
+            self.dataset_panel.context.setValue(limit or 0)
         self.show_message(self.context_summary())
 
     def context_summary(self) -> str:
@@ -471,14 +433,12 @@ class MainWindow(QMainWindow):
         if self.mode != "text":  # the Chat and Dataset tabs say their own
             return
         note = f" · {self._restore_note}" if self._restore_note else ""
-        if not all(p.current or (p.error and not p.busy) for p in self.panes):
-            self.statusBar().showMessage(f"{len(self.offsets.text):,} characters · tokenizing…{note}")
-            return
-        parts = [
-            f"{p.short_name}: {len(p.result.tokens):,}" if p.current and p.result else f"{p.short_name}: failed"
-            for p in self.panes
-        ]
         chars = len(self.offsets.text)  # the text the panes cut (toPlainText of 1 MB is slow)
+        if not all(p.current or p.failed for p in self.panes):
+            self.statusBar().showMessage(f"{chars:,} characters · tokenizing…{note}")
+            return
+        parts = [f"{p.short_name}: {len(p.result.tokens):,}" if p.current and p.result else f"{p.short_name}: failed"
+                 for p in self.panes]
         summary = f"{chars:,} characters · " + " · ".join(parts + original_notes(self.panes))
         if self.context_limit is not None:
             summary += " · " + self.context_summary()
@@ -492,7 +452,8 @@ class MainWindow(QMainWindow):
         first = self.panes[0].stats() if self.panes else None  # None while the first pane works
         for i, pane in enumerate(self.panes):
             pane.show_stats(first if i else None)
-        self.chart.set_rows([(p.short_name, s.tokens if (s := p.stats()) else _chart_note(p)) for p in self.panes])
+        self.chart.set_rows([(p.short_name, s.tokens if (s := p.stats()) else "failed" if p.failed else "tokenizing…")
+                             for p in self.panes])
 
     def show_message(self, message: str) -> None:
         self.statusBar().showMessage(message, 15000)
@@ -515,10 +476,9 @@ class MainWindow(QMainWindow):
 
     def _on_editor_selection(self) -> None:
         start, end = self.selected_chars()
-        if (start, end) == self._editor_range:
-            return
-        self._editor_range = (start, end)
-        self.highlight_chars(start, end)
+        if (start, end) != self._editor_range:
+            self._editor_range = (start, end)
+            self.highlight_chars(start, end)
 
     def _on_editor_hover(self, unit: int) -> None:
         """Hovering a character in the editor highlights the tokens covering it in every pane."""
@@ -530,34 +490,28 @@ class MainWindow(QMainWindow):
             self.highlight_chars(char, char + 1)
 
     def _on_pane_hover(self, start: int, end: int) -> None:
-        if start < 0:
-            self.highlight_chars(*self._editor_range)
-            self._mark_editor(None)
-        else:
-            self.highlight_chars(start, end)
-            self._mark_editor((start, end))
-
-    def _mark_editor(self, span: tuple[int, int] | None) -> None:
+        self.highlight_chars(*(self._editor_range if start < 0 else (start, end)))
         selections = list(self.diff.editor_marks)
-        if span is not None:
+        if start >= 0:  # the hovered token's characters, marked in the editor
             selection = QTextEdit.ExtraSelection()
             fmt = QTextCharFormat()
             fmt.setBackground(QColor(255, 214, 10, 140))
             selection.format = fmt
-            cursor = QTextCursor(self.editor.document())
-            cursor.setPosition(self.offsets.to_utf16(span[0]))
-            cursor.setPosition(self.offsets.to_utf16(span[1]), QTextCursor.MoveMode.KeepAnchor)
-            selection.cursor = cursor
+            selection.cursor = self._chars_cursor(start, end)
             selections.append(selection)
         self.editor.setExtraSelections(selections)
+
+    def _chars_cursor(self, start: int, end: int) -> QTextCursor:
+        """An editor cursor that selects characters `[start, end)`."""
+        cursor = QTextCursor(self.editor.document())
+        cursor.setPosition(self.offsets.to_utf16(start))
+        cursor.setPosition(self.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
+        return cursor
 
     def select_chars(self, start: int, end: int) -> None:
         """Select characters `[start, end)` in the editor (the covering tokens light up in every
         pane) and scroll every pane to them."""
-        cursor = self.editor.textCursor()
-        cursor.setPosition(self.offsets.to_utf16(start))
-        cursor.setPosition(self.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
-        self.editor.setTextCursor(cursor)
+        self.editor.setTextCursor(self._chars_cursor(start, end))
         for pane in self.panes:
             index = pane.view.token_for_char(start)
             if index is not None:
@@ -575,24 +529,18 @@ class MainWindow(QMainWindow):
         pane = self.current_pane()
         self.show_message(copy_to_clipboard(pane, what) if pane is not None else "no pane to copy from")
 
-    def _on_token_clicked(self, pane: TokenPane, index: int) -> None:
-        self.select_token(pane, index)
-
     def select_token(self, pane: TokenPane, index: int) -> None:
         """Select a token: details in its pane, its characters selected in the editor (which
         highlights the covering tokens in every pane)."""
         for other in self.panes:
             other.show_details(index if other is pane else None)
         token = pane.result.tokens[index]  # type: ignore[union-attr]
-        cursor = self.editor.textCursor()
-        cursor.setPosition(self.offsets.to_utf16(token.start))
-        cursor.setPosition(self.offsets.to_utf16(token.end), QTextCursor.MoveMode.KeepAnchor)
-        self.editor.setTextCursor(cursor)  # highlights the covering tokens in every pane
+        self.editor.setTextCursor(self._chars_cursor(token.start, token.end))
         pane.view.ensure_visible(index)
         self.show_message(pane.view.tooltip_for(index).replace("\n", " · "))
 
     def _on_pane_scrolled(self, pane: TokenPane, char: int) -> None:
-        if not self.sync_scroll or self._syncing:
+        if not self.model.sync_scroll or self._syncing:
             return
         self._syncing = True
         try:
@@ -615,6 +563,8 @@ class MainWindow(QMainWindow):
 
     # -- settings --------------------------------------------------------------------------
     def _restore_settings(self) -> dict:
+        """The geometry and view options restored; the panes (spec, policy, "as the model sees it")
+        and the text returned."""
         s = self.settings
         geometry = s.value("window/geometry")
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
@@ -626,13 +576,11 @@ class MainWindow(QMainWindow):
             color_by_id=_as_bool(s.value("view/color_by_id", False)),
         ))
         self.legend_action.setChecked(_as_bool(s.value("view/legend", True)))
-        panes = s.value("panes/specs", [])
-        panes = [panes] if isinstance(panes, str) else list(panes or [])
-        policies = s.value("panes/policies", [])
-        policies = [policies] if isinstance(policies, str) else list(policies or [])
-        model_adds = s.value("panes/model_adds", [])
-        model_adds = [model_adds] if isinstance(model_adds, str) else list(model_adds or [])
-        restored = {"panes": panes, "policies": policies, "model_adds": model_adds}
+        policies, model_adds = _as_list(s.value("panes/policies")), _as_list(s.value("panes/model_adds"))
+        restored: dict = {"panes": [
+            (spec, policies[i] if i < len(policies) and policies[i] else "none", model_adds[i:i + 1] == ["1"])
+            for i, spec in enumerate(_as_list(s.value("panes/specs")))
+        ]}
         if s.contains("input/file"):
             path = self._input_path()
             try:
@@ -683,20 +631,18 @@ class MainWindow(QMainWindow):
         s.setValue("view/color_by_id", self.options.color_by_id)
         s.setValue("view/legend", self.legend_action.isChecked())
         self._save_text()
-        if self.chat_panel is not None:  # opened this run: its conversation is kept beside the text
-            self.chat_panel.save()
-        if self.dataset_panel is not None:
-            self.dataset_panel.save()
+        for panel in (self.chat_panel, self.dataset_panel):  # opened this run: each keeps its own
+            if panel is not None:
+                panel.save()
         s.sync()
 
     def shutdown(self) -> None:
         """Stop every worker thread (idempotent), and close the tool windows (the trainer cancels
         and waits for its run) so none outlives the window."""
         self.fetch_bar.stop()
-        if self.chat_panel is not None:
-            self.chat_panel.shutdown()
-        if self.dataset_panel is not None:
-            self.dataset_panel.shutdown()
+        for panel in (self.chat_panel, self.dataset_panel):
+            if panel is not None:
+                panel.shutdown()
         for dialog in self.findChildren(QDialog):
             dialog.close()
         for pane in self.panes:
@@ -708,8 +654,25 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
 
-def _chart_note(pane: TokenPane) -> str:
-    return "failed" if pane.error and not pane.busy else "tokenizing…"
+def _sample_text(name: str) -> str:
+    """The text of the shipped sample that `name` names best: its file name, its stem, its kind or
+    language, or a word of its title (KeyError, listing the samples, when none)."""
+    key = name.lower()
+    items = samples()
+    for match in (
+        lambda s: s.file.lower() == key,
+        lambda s: s.file.rsplit(".", 1)[0].lower() == key,
+        lambda s: s.kind.lower() == key or s.language.lower() == key,
+        lambda s: key in s.title.lower(),
+    ):
+        for sample in filter(match, items):
+            return sample.read_text()
+    raise KeyError(f"no sample {name!r} (samples: {', '.join(s.file.rsplit('.', 1)[0] for s in items)})")
+
+
+def _as_list(value: object) -> list:
+    """A settings list (QSettings reads a list of one as a plain string)."""
+    return [value] if isinstance(value, str) else list(value or [])  # type: ignore[call-overload]
 
 
 def _as_int(value: object) -> int:
