@@ -12,7 +12,6 @@ saying how many were left out.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -92,30 +91,20 @@ def png_bytes(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-@dataclass(frozen=True)
-class _Fonts:
-    family: str
-    main_px: int
-    small_px: int
-    main: QFontMetricsF
-    small: QFontMetricsF
-
-
 def svg_text(panes: Sequence[ExportPane], *, title: str = "tokviz comparison") -> str:
     """The panes that hold tokens for the first ready pane's text, side by side, as SVG text."""
     chosen = _of_one_text(panes)
-    main, small = chosen[0][0].view.fonts.main, chosen[0][0].view.fonts.small
-    fonts = _Fonts(QFontInfo(main).family(), QFontInfo(main).pixelSize(), QFontInfo(small).pixelSize(),
-                   QFontMetricsF(main), QFontMetricsF(small))
+    fonts = chosen[0][0].view.fonts
+    px = (QFontInfo(fonts.main).pixelSize(), QFontInfo(fonts.small).pixelSize())
     parts: list[str] = []
     x, height = 0.0, 0.0
     for pane, result in chosen:
-        body, width, h = _column(pane, result, fonts)
+        body, width, h = _column(pane, result, *px)
         parts.append(f'<g class="pane" transform="translate({x:.1f},0)">{body}</g>')
         x += width + COLUMN_GAP
         height = max(height, h)
     width = max(x - COLUMN_GAP, 1.0)
-    family = fonts.family.replace("'", "")
+    family = QFontInfo(fonts.main).family().replace("'", "")
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         f'<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="{width:.0f}" height="{height:.0f}" '
@@ -126,26 +115,27 @@ def svg_text(panes: Sequence[ExportPane], *, title: str = "tokviz comparison") -
     )
 
 
-def _column(pane: ExportPane, result: PaneResult, fonts: _Fonts) -> tuple[str, float, float]:
-    """One pane's column: its SVG, width and height."""
+def _column(pane: ExportPane, result: PaneResult, main_px: int, small_px: int) -> tuple[str, float, float]:
+    """One pane's column, its fonts `main_px` and `small_px` pixels high: its SVG, width and height."""
     view = pane.view
+    main, small = view.measurer.main, view.measurer.small
     name, subtitle = _name(pane)
     wrap = view.token_layout.wrap_width if view.token_layout is not None else 480.0
     width = wrap + 2 * MARGIN
     out: list[str] = [f'<rect class="frame" x="0" y="0" width="{width:.1f}" height="@H" fill="none" '
                       f'stroke="#d1d5db"/>']
-    y = MARGIN + fonts.main.ascent() + 2
-    out.append(f'<text class="name" x="{MARGIN}" y="{y:.1f}" font-size="{fonts.main_px + 2}" '
+    y = MARGIN + main.ascent() + 2
+    out.append(f'<text class="name" x="{MARGIN}" y="{y:.1f}" font-size="{main_px + 2}" '
                f'font-weight="bold" fill="{TEXT_COLOR.name()}">{xml_text(name)}</text>')
     if subtitle:
-        y += fonts.small.height() + HEADER_GAP
-        out.append(_small_text("desc", y, subtitle, fonts))
-    top = y + fonts.main.descent() + HEADER_GAP * 2
+        y += small.height() + HEADER_GAP
+        out.append(_small_text("desc", y, subtitle, small_px))
+    top = y + main.descent() + HEADER_GAP * 2
     count = min(len(result.tokens), MAX_TOKENS)
     layout = TokenLayout(result.widths[:count], result.breaks.before(count), wrap_width=wrap)
     layout.advance()
-    top_h = fonts.main.height() + 4
-    line_h = top_h + (fonts.small.height() if result.options.mode == "both" else 0.0) + LINE_GAP
+    top_h = main.height() + 4
+    line_h = top_h + (small.height() if result.options.mode == "both" else 0.0) + LINE_GAP
     out.append(f'<g class="tokens" transform="translate({MARGIN},{top:.1f})">')
     for line in range(layout.line_count):
         rng = layout.line_range(line)
@@ -156,25 +146,25 @@ def _column(pane: ExportPane, result: PaneResult, fonts: _Fonts) -> tuple[str, f
                             [view.background(i) for i in rng], view.measurer, top_h, y=line * line_h)
         past = None if view.limit is None or view.limit >= rng.stop else max(view.limit - rng.start, 0)
         ids = [t.id for t in result.tokens[rng.start:rng.stop]]  # the line's tokens in one read of the columns
-        out.extend(svg_cells(shapes, ids, [c.kind.value for c in cells], main_px=fonts.main_px,
-                             small_px=fonts.small_px, past=past))
+        out.extend(svg_cells(shapes, ids, [c.kind.value for c in cells], main_px=main_px, small_px=small_px,
+                             past=past))
     out.append("</g>")
     y = top + layout.line_count * line_h + HEADER_GAP
     if count < len(result.tokens):
-        y += fonts.small.ascent()
+        y += small.ascent()
         more = f"… {len(result.tokens) - count:,} more tokens (the HTML export holds them all)"
-        out.append(_small_text("more", y, more, fonts))
-        y += fonts.small.descent()
-    for row in _wrapped(pane.stats_label.text(), fonts.small, width - 2 * MARGIN):
-        y += fonts.small.height()
-        out.append(_small_text("counts", y, row, fonts))
+        out.append(_small_text("more", y, more, small_px))
+        y += small.descent()
+    for row in _wrapped(pane.stats_label.text(), small, width - 2 * MARGIN):
+        y += small.height()
+        out.append(_small_text("counts", y, row, small_px))
     height = y + MARGIN
     out[0] = out[0].replace("@H", f"{height:.1f}")
     return "".join(out), width, height
 
 
-def _small_text(cls: str, y: float, text: str, fonts: _Fonts) -> str:
-    return (f'<text class="{cls}" x="{MARGIN}" y="{y:.1f}" font-size="{fonts.small_px}" '
+def _small_text(cls: str, y: float, text: str, px: int) -> str:
+    return (f'<text class="{cls}" x="{MARGIN}" y="{y:.1f}" font-size="{px}" '
             f'fill="{SUBTLE}">{xml_text(text)}</text>')
 
 
