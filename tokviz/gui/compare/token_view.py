@@ -169,9 +169,8 @@ class TokenView(QAbstractScrollArea):
     @property
     def layout_done(self) -> bool:
         """Every token of the result is placed (a result with no tokens has nothing to place)."""
-        if self.result is None:
-            return False
-        return not self.result.tokens or (self.token_layout is not None and self.token_layout.done)
+        layout = self.token_layout
+        return self.result is not None and (not self.result.tokens or (layout is not None and layout.done))
 
     # -- layout ----------------------------------------------------------------------------
     def _wrap_width(self) -> float:
@@ -184,25 +183,19 @@ class TokenView(QAbstractScrollArea):
         self._line_h = self._top_h + (fm_small.height() if sub else 0.0) + LINE_GAP
         self._keep_char = keep_char
         self._line_cache.clear()
-        if self.result is None or not self.result.tokens:
-            self.token_layout = None
-            self._timer.stop()
-            self._update_scrollbar()
-            self.viewport().update()
-            self.laid_out.emit()
-            return
-        self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
+        self.token_layout = None
+        if self.result is not None and self.result.tokens:
+            self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
-        if not self.token_layout.done:
+        if self.token_layout is not None and not self.token_layout.done:
             self._timer.start()
 
     def _layout_slice(self) -> None:
+        """Place the lines of one time slice; without tokens, only say the layout is done."""
         layout = self.token_layout
-        if layout is None:
-            self._timer.stop()
-            return
-        lines_before = layout.line_count
-        layout.advance(LAYOUT_SLICE_S)
+        lines_before = layout.line_count if layout is not None else 0
+        if layout is not None:
+            layout.advance(LAYOUT_SLICE_S)
         self._update_scrollbar()
         moved = self._keep_char is not None and self._restore_scroll()
         if moved:
@@ -210,7 +203,7 @@ class TokenView(QAbstractScrollArea):
         visible = self.visible_lines()
         if moved or not visible or lines_before <= visible.stop:  # new lines may be on screen
             self.viewport().update()
-        if layout.done:
+        if layout is None or layout.done:
             self._timer.stop()
             self.laid_out.emit()
 
@@ -340,9 +333,8 @@ class TokenView(QAbstractScrollArea):
         if self.selected is None:
             self.select(index)
             return
-        a = self.selected
         self._active_end = index
-        self.selection = range(min(a, index), max(a, index) + 1)
+        self.selection = range(min(self.selected, index), max(self.selected, index) + 1)
         self.viewport().update()
 
     def select_all(self) -> None:
@@ -444,29 +436,20 @@ class TokenView(QAbstractScrollArea):
         if mods == Qt.KeyboardModifier.ShiftModifier and self.result is not None:
             target = moved_to(event.key(), self._active_end, len(self.result.tokens), self.token_layout)
             if target is not None:
-                if self.selected is None:
-                    self.select(target)
-                else:
-                    self.extend_selection(target)
+                self.extend_selection(target)
                 self.ensure_visible(target)
                 return
         super().keyPressEvent(event)
 
     # -- painting --------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        """Blit the visible lines from the line cache, then draw the marks on top."""
         painter = QPainter(self.viewport())
         painter.fillRect(self.viewport().rect(), QColor("#ffffff"))
-        if self.result is not None and self.token_layout is not None:
-            self._paint_lines(painter)
-        painter.end()
-
-    def _paint_lines(self, painter: QPainter) -> None:
-        """Blit the visible lines from the line cache, then draw the marks on top."""
         top = self.verticalScrollBar().value()
         deadline = time.perf_counter() + PAINT_BUDGET_S
         layout = self.token_layout
-        assert layout is not None
-        for line in self.visible_lines():
+        for line in self.visible_lines() if self.result is not None and layout is not None else ():
             if not layout.done and line == layout.line_count - 1:
                 break  # where the next line placed begins: nothing on it yet
             if line not in self._line_cache and time.perf_counter() > deadline:
@@ -485,6 +468,7 @@ class TokenView(QAbstractScrollArea):
                 self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
             if self.boundary_marks is not None:
                 self._paint_boundaries(painter, rng)
+        painter.end()
 
     def _paint_boundaries(self, painter: QPainter, rng: range) -> None:
         marks = self.boundary_marks
