@@ -31,9 +31,9 @@ from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.analysis.notation import token_tooltip
 from tokviz.analysis.palette import id_slots
-from tokviz.core.tokens import Token, TokenKind
+from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.compare.cells import Cell
+from tokviz.gui.compare.cells import HEX_KINDS, Cell
 from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, CellShapes, line_cells, paint_cells
@@ -484,7 +484,7 @@ class TokenView(QAbstractScrollArea):
         for index in past:
             if (rect := self.cell_rect(index)) is not None:
                 painter.fillRect(rect, PAST_LIMIT_FILL)
-        if self.limit in past and (rect := self.cell_rect(self.limit)) is not None:  # type: ignore[arg-type]
+        if self.limit is not None and self.limit in past and (rect := self.cell_rect(self.limit)) is not None:
             painter.setPen(LIMIT_PEN)
             painter.drawLine(rect.topLeft(), rect.bottomLeft())
 
@@ -540,4 +540,4 @@ class TokenView(QAbstractScrollArea):
     def is_fragment_styled(self, index: int) -> bool:
         """True when token `index` is drawn as a fragment: dashed box and hex bytes."""
         cell = self.cell(index)
-        return bool(cell.hex) and cell.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK)
+        return bool(cell.hex) and cell.kind in HEX_KINDS
