@@ -10,8 +10,8 @@ import threading
 import time
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -174,20 +174,15 @@ class TokenLayout:
         self.done = self.count == 0
         # a line holds at most this many tokens (each takes its width plus a gap of CELL_GAP > 0)
         self._longest = int((self.wrap_width + CELL_GAP) // CELL_GAP) + 2
-        self._line_sums: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()  # by token range
-
-    def _sums(self, a: int, b: int) -> np.ndarray:
-        """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
-        sums = np.zeros(b - a + 1, dtype=np.float64)
-        np.cumsum(np.asarray(self.widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
-        return sums
+        # by a line's token range; over the widths, not `self`: no reference cycle keeps a layout
+        self._range_sums = lru_cache(maxsize=LINE_SUMS_KEPT)(partial(_running_sums, widths))
 
     def _line_ends(self, first: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """For every token s of the chunk from `first`: where a line starting at s ends, and how
         many empty lines follow it ("\n\n")."""
         n, breaks = self.count, self._breaks
         last = min(first + size, n)
-        cum = self._sums(first, min(last + self._longest, n))  # every line from the chunk ends in it
+        cum = _running_sums(self.widths, first, min(last + self._longest, n))  # every line from the chunk ends in it
         s = np.arange(first, last, dtype=np.int64)
         wrap = np.searchsorted(cum, cum[s - first] + (self.wrap_width + CELL_GAP), side="right") - 1 + first
         end = np.minimum(np.maximum(wrap, s + 1), n)
@@ -243,15 +238,7 @@ class TokenLayout:
 
     def _sums_of(self, line: int) -> np.ndarray:
         rng = self.line_range(line)
-        key = (rng.start, rng.stop)
-        sums = self._line_sums.get(key)
-        if sums is None:
-            sums = self._line_sums[key] = self._sums(rng.start, rng.stop)
-            if len(self._line_sums) > LINE_SUMS_KEPT:
-                self._line_sums.popitem(last=False)
-        else:
-            self._line_sums.move_to_end(key)
-        return sums
+        return self._range_sums(rng.start, rng.stop)
 
     def line_xs(self, line: int) -> np.ndarray:
         """The x of every token of `line` within it (float64)."""
@@ -275,6 +262,13 @@ class TokenLayout:
         if not 0 <= k < len(rng) or x > float(xs[k]) + float(self.widths[rng.start + k]):
             return None  # before the line, past its end, or in the gap after a cell
         return rng.start + k
+
+
+def _running_sums(widths: np.ndarray | TokenWidths, a: int, b: int) -> np.ndarray:
+    """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
+    sums = np.zeros(b - a + 1, dtype=np.float64)
+    np.cumsum(np.asarray(widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
+    return sums
 
 
 def _chain(step: np.ndarray, m: int) -> np.ndarray:
