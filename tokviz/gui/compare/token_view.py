@@ -113,24 +113,24 @@ class TokenView(QAbstractScrollArea):
             self._slots = None
             self.invalidate()
 
-    def _slot(self, index: int) -> int:
-        """Token `index`'s palette slot: by id (computed once per result, a byte a token), or by
-        position (`position_slots` for one token: no array over every token)."""
-        n = len(self.colors.tokens)
-        if not self._color_by_id:
-            return index % max(n, 1)
-        if self._slots is None:
-            slots = id_slots(self.result.ids, n)  # type: ignore[union-attr]
-            self._slots = slots.astype(np.uint8) if n <= 256 else slots
-        return int(self._slots[index])
-
     def background(self, index: int) -> QColor:
         """The colour token `index` is drawn on: its style's fill, else the palette's."""
-        style = self.token_styles[index] if self.token_styles is not None else None
-        if style is not None and style.fill is not None:
-            return style.fill
-        kind = self.cell(index).kind
-        return self.colors.for_slot(index, self._slot(index), kind)
+        return self._backgrounds(range(index, index + 1), [self.cell(index)])[0]
+
+    def _backgrounds(self, tokens: range, cells: Sequence[Cell]) -> list[QColor]:
+        """The colours `tokens` (whose cells are `cells`) are drawn on. Slots by position are
+        computed per token (no array over every token), by id once per result (a byte a token)."""
+        n = len(self.colors.tokens)
+        if not self._color_by_id:
+            slots = [i % max(n, 1) for i in tokens]
+        else:
+            if self._slots is None:
+                ids = id_slots(self.result.ids, n)  # type: ignore[union-attr]
+                self._slots = ids.astype(np.uint8) if n <= 256 else ids
+            slots = self._slots[tokens.start:tokens.stop].tolist()
+        styles = self.token_styles[tokens.start:tokens.stop] if self.token_styles is not None else [None] * len(tokens)
+        return [style.fill if style is not None and style.fill is not None else self.colors.for_slot(i, slot, c.kind)
+                for i, slot, c, style in zip(tokens, slots, cells, styles)]
 
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
@@ -527,10 +527,10 @@ class TokenView(QAbstractScrollArea):
         underlines = None
         if styles is not None:
             underlines = [s.underline if s is not None else None for s in styles[rng.start:rng.stop]]
-        return line_cells(result.cells[rng.start:rng.stop],  # type: ignore[union-attr]
-                          (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
+        cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
+        return line_cells(cells, (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
                           result.widths[rng.start:rng.stop].tolist(),  # type: ignore[union-attr]
-                          [self.background(i) for i in rng], self.measurer, self._top_h, underlines=underlines)
+                          self._backgrounds(rng, cells), self.measurer, self._top_h, underlines=underlines)
 
     def invalidate(self) -> None:
         """Forget the painted lines (new tokens, layout, colours or fonts)."""
