@@ -1,9 +1,7 @@
 """Building many tokens fast: what every backend shares once it has ids and spans.
 
-A long paste makes hundreds of thousands of tokens per pane. Tokens are built from parallel lists with `map`
-and `tuple.__new__` (no Python-level loop, no NamedTuple `__new__`), per-id fields come from
-dicts filled once per id, and the cyclic GC is paused while the tuples are allocated.
-
+Tokens are built from parallel lists with `map` and `tuple.__new__` (no Python loop per token),
+per-id fields come from dicts filled once per id, and the cyclic GC is paused meanwhile.
 This module does not decide spans: backends do, then hand them here.
 """
 
@@ -37,11 +35,8 @@ class TokenInfo:
 
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many tuples.
-
-    Tokens hold no reference cycles, but allocating many tuples triggers repeated full collections
-    that scan the growing list, a cost that grows faster than the number of tokens.
-    """
+    """Pause the cyclic garbage collector while building many tuples: they hold no cycles, and
+    the collections their allocation triggers would scan the growing list again and again."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -62,26 +57,17 @@ def build_tokens(
 ) -> list[Token]:
     """Tokens from parallel lists. `datas` overrides the per-id bytes (an unknown token stands
     for the original text it replaced)."""
-    fields = zip(
-        ids,
-        map(info.data.__getitem__, ids) if datas is None else datas,
-        byte_starts,
-        byte_ends,
-        starts,
-        ends,
-        map(info.kind.__getitem__, ids),
-        map(info.piece.__getitem__, ids),
-    )
+    data = map(info.data.__getitem__, ids) if datas is None else datas
+    fields = zip(ids, data, byte_starts, byte_ends, starts, ends, map(info.kind.__getitem__, ids),
+                 map(info.piece.__getitem__, ids))
     with gc_paused():
         return list(map(tuple.__new__, itertools.repeat(Token), fields))
 
 
 @dataclass
 class Laid:
-    """One segment's tokens as arrays, before any Token object exists (spans on the whole text).
-
-    `datas` overrides the per-id bytes where a token stands for other bytes than its id's (an
-    unknown token stands for the original text it replaced)."""
+    """One segment's tokens as arrays, before any Token object exists (spans on the whole text);
+    `datas` overrides the per-id bytes, as in `build_tokens`."""
 
     ids: list[int]
     byte_starts: np.ndarray
@@ -91,6 +77,7 @@ class Laid:
     datas: list[bytes] | None = None
 
     def to_tokens(self, info: TokenInfo) -> list[Token]:
+        """The segment's tokens, their per-id fields from `info`."""
         return build_tokens(
             self.ids, self.byte_starts.tolist(), self.byte_ends.tolist(), self.starts.tolist(),
             self.ends.tolist(), info, self.datas,
@@ -98,6 +85,7 @@ class Laid:
 
     @classmethod
     def of_tokens(cls, tokens: Sequence[Token]) -> Laid:
+        """The arrays of tokens that already exist."""
         n = len(tokens)
 
         def column(field: int) -> np.ndarray:
@@ -129,8 +117,5 @@ def fill_gaps(starts: np.ndarray, ends: np.ndarray, length: int) -> None:
     np.maximum.accumulate(starts, out=starts)
     np.maximum(ends, starts, out=ends)
     np.maximum.accumulate(ends, out=ends)
-    covered = np.empty_like(ends)
-    covered[0] = 0
-    covered[1:] = ends[:-1]
-    np.minimum(starts, covered, out=starts)
+    np.minimum(starts, np.concatenate(([0], ends[:-1])), out=starts)
     ends[-1] = length

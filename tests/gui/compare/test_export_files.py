@@ -10,7 +10,7 @@ from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-from tokviz.gui.compare.export_svg import xml_text
+from tokviz.gui.compare.renderer import xml_text
 
 TEXT = "hello world 한국어 <b>&</b>"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -1,9 +1,6 @@
-"""Geometry of a token cell: its width, and where the painting view puts its hex label.
+"""Geometry of a token cell: its width, and the paddings the renderer places its texts by.
 
-Cells are measured on the thread that draws them (`TokenWidths.measured_later`): Qt's font cache
-is per thread, and a thread measuring beside the GUI thread held its own copies of every
-fallback font face the labels reach (CJK, emoji). Each distinct label is measured once per pair
-of fonts, for every pane (`_WIDTHS`).
+Each distinct label is measured once per pair of fonts, for every pane (`_WIDTHS`).
 """
 
 from __future__ import annotations
@@ -35,16 +32,14 @@ class Fonts:
         return cls(main, small)
 
 
-#: text widths measured so far, per pair of fonts (`QFont.key()`s), shared by every measurer of
-#: those fonts: the panes measure mostly the same labels (four vocabularies
-#: cut one text into largely the same words). A dict's get and set are atomic, so measurers on
-#: different threads share it as they are; each keeps its own QFontMetricsF (reentrant, not
-#: thread-safe).
+#: text widths per pair of fonts (`QFont.key()`s), shared by every measurer of them: the panes
+#: measure mostly the same labels. A dict's get and set are atomic, so measurers on different
+#: threads share it; each keeps its own QFontMetricsF (reentrant, not thread-safe).
 _WIDTHS: dict[tuple[str, str], dict[tuple[str, bool], float]] = {}
 
 
 class CellMeasurer:
-    """Width of cells; also used by the view to place the hex label inside a fragment cell."""
+    """Widths of cells and of the texts in them, in a pair of fonts."""
 
     def __init__(self, fonts: Fonts) -> None:
         self.fonts = fonts
@@ -60,13 +55,10 @@ class CellMeasurer:
             width = self._widths[key] = (self.small if small else self.main).horizontalAdvance(text)
         return width
 
-    def label_width(self, cell: Cell) -> float:
-        return self.text_width(cell.label)
-
     def width(self, cell: Cell) -> float:
-        pad = PILL_PAD_X if cell.pill else PAD_X
-        top = self.label_width(cell)
+        """The width of `cell`: its label and hex bytes, or its id row if wider, padded."""
+        top = self.text_width(cell.label)
         if cell.hex:
             top += HEX_GAP + self.text_width(cell.hex, small=True)
         sub = self.text_width(cell.sub, small=True) if cell.sub else 0.0
-        return max(max(top, sub) + 2 * pad, MIN_WIDTH)
+        return max(max(top, sub) + 2 * (PILL_PAD_X if cell.pill else PAD_X), MIN_WIDTH)

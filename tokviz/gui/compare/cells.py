@@ -1,8 +1,7 @@
-"""What one token cell shows: its label, hex bytes, id row and style, and its hover text.
+"""What one token cell shows: its label, hex bytes, id row and style.
 
-Qt-free on purpose (no PySide6 import): the token view paints `Cell`s, and tests check them
-without a widget. Display text always comes from the core's `display_text`, never re-derived here;
-hover text from `analysis.notation.token_tooltip`.
+Qt-free, so tests check cells without a widget. Display text comes from the core's
+`display_text`, never re-derived here.
 """
 
 from __future__ import annotations
@@ -15,13 +14,10 @@ from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
 # the options live in the compare model; named here too, where the cells that draw by them are
 from tokviz.model.compare import VIEW_MODES as VIEW_MODES
-from tokviz.model.compare import ViewMode as ViewMode
 from tokviz.model.compare import ViewOptions
 
-#: kinds drawn as a labelled pill (the vocabulary's control / unknown pieces)
-PILL_KINDS = frozenset({TokenKind.SPECIAL, TokenKind.UNKNOWN})
-#: kinds that carry their raw bytes in hex next to the `�` they decode to alone
-HEX_KINDS = frozenset({TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK})
+PILL_KINDS = frozenset({TokenKind.SPECIAL, TokenKind.UNKNOWN})  # drawn as a labelled pill
+HEX_KINDS = frozenset({TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK})  # their bytes in hex beside the `�`
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,15 +44,14 @@ def cell_for(token: Token, options: ViewOptions) -> Cell:
     Cell(label='·�', hex='20 e6 a0', sub='', kind=<TokenKind.FRAGMENT: 'fragment'>, newlines=0, cont=False)
     """
     kind = token.kind
-    newlines = 0 if kind in PILL_KINDS else token.bytes.count(b"\n")
-    sub = str(token.id) if options.mode == "both" else ""
     if options.mode == "ids":
-        return Cell(str(token.id), "", "", kind, newlines)
+        return Cell(str(token.id), "", "", kind, 0 if kind in PILL_KINDS else token.bytes.count(b"\n"))
+    sub = str(token.id) if options.mode == "both" else ""
     if kind in PILL_KINDS:
         return Cell(token.piece or display_text(token.bytes), "", sub, kind, 0)
     label = _shown_label(display_text(token.bytes, visible_whitespace=options.visible_whitespace), options)
     hexed = hex_bytes(token.bytes) if kind in HEX_KINDS else ""
-    return Cell(label, hexed, sub, kind, newlines)
+    return Cell(label, hexed, sub, kind, token.bytes.count(b"\n"))
 
 
 def _shown_label(label: str, options: ViewOptions) -> str:
@@ -88,13 +83,11 @@ def join_fragments(tokens: Sequence[Token], cells: list[Cell], fragments: Sequen
 def cells_for(tokens: Sequence[Token], options: ViewOptions) -> list[Cell]:
     """Cells for all tokens; tokens with the same id and bytes share one Cell object."""
     cache: dict[tuple[int, bytes], Cell] = {}
-    get = cache.get
     out: list[Cell] = []
-    append = out.append
     for token in tokens:
         key = (token[0], token[1])
-        cell = get(key)
+        cell = cache.get(key)
         if cell is None:
             cell = cache[key] = cell_for(token, options)
-        append(cell)
+        out.append(cell)
     return out

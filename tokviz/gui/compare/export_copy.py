@@ -1,12 +1,10 @@
 """Taking a pane's tokens away: the clipboard (ids, `tokviz encode --json` records, text) and the
-ids as selectable text. The formats are the analysis layer's (`analysis.export`), so the GUI and
-the CLI copy the same thing."""
+ids as selectable text, in the formats the CLI writes too (`analysis.export`)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Literal, Protocol
 
 from PySide6.QtCore import QPoint, QPointF, Qt
@@ -45,14 +43,10 @@ class CopySource(Protocol):
 
 def chosen_tokens(source: CopySource) -> list[Token]:
     """The selected tokens (a click, or a shift-click range), else every token of the pane."""
-    result = source.result
-    if result is None:
+    if source.result is None:
         return []
-    chosen = source.view.selection  # a range
-    tokens = result.tokens
-    if not len(chosen):
-        return list(tokens)
-    return list(tokens[chosen.start:chosen.stop])  # a slice: its columns read once, not token by token
+    chosen = source.view.selection or range(len(source.result.tokens))
+    return list(source.result.tokens[chosen.start:chosen.stop])  # a slice: the columns read once
 
 
 def copy_text(source: CopySource, what: CopyWhat) -> str:
@@ -76,7 +70,7 @@ def copy_to_clipboard(source: CopySource, what: CopyWhat) -> str:
     if not data:
         return f"{source.spec}: no tokens to copy"
     QGuiApplication.clipboard().setText(data)
-    count = len(chosen_tokens(source))
+    count = len(source.view.selection) or len(source.result.tokens)  # type: ignore[union-attr]
     return f"{source.spec}: copied {'the ' if what == 'text' else ''}{what} of {count:,} tokens"
 
 
@@ -94,8 +88,7 @@ def install_copy(source: CopySource, *, report: Report) -> None:
 
 def _ctrl_c(source: CopySource) -> CopyWhat:
     """Ctrl+C copies what the pane shows: the ids in the ids view, else the text."""
-    result = source.result
-    return "ids" if result is not None and result.options.mode == "ids" else "text"
+    return "ids" if source.result is not None and source.result.options.mode == "ids" else "text"
 
 
 def context_menu(source: CopySource, report: Report) -> QMenu:
@@ -106,7 +99,7 @@ def context_menu(source: CopySource, report: Report) -> QMenu:
     for what, title in COPY_TITLES.items():
         # the shortcut after a tab is only shown: the Edit menu and the view own the real ones
         action = menu.addAction(f"{title} ({scope})\t{COPY_SHORTCUTS[what]}")
-        action.triggered.connect(partial(_copy_and_report, source, what, report))
+        action.triggered.connect(lambda _=False, what=what: report(copy_to_clipboard(source, what)))
         action.setEnabled(has_tokens)
     menu.addSeparator()
     show = menu.addAction("Show the ids as &text…")
@@ -122,10 +115,6 @@ def _context_menu(source: CopySource, pos: QPoint, report: Report) -> None:
     menu = context_menu(source, report)
     menu.exec(source.view.viewport().mapToGlobal(pos))
     menu.deleteLater()
-
-
-def _copy_and_report(source: CopySource, what: CopyWhat, report: Report, *_args: object) -> None:
-    report(copy_to_clipboard(source, what))
 
 
 class IdsDialog(QDialog):
@@ -149,6 +138,7 @@ class IdsDialog(QDialog):
 
     @classmethod
     def for_source(cls, source: CopySource) -> IdsDialog:
+        """The dialog of the selected tokens' (else every token's) ids."""
         ids = [t.id for t in chosen_tokens(source)]
         name = source.tokenizer.name if source.tokenizer is not None else source.spec
         return cls(name, ids, source.view.window())

@@ -1,5 +1,5 @@
-"""The legend under the panes: a swatch drawn exactly as the token view draws each kind of token
-(the renderer's own backgrounds), and what it means."""
+"""The legend under the panes: each kind of token's swatch, drawn by the renderer as the panes
+draw it, and what it means."""
 
 from __future__ import annotations
 
@@ -8,23 +8,25 @@ from PySide6.QtGui import QFontMetricsF, QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from tokviz.core.tokens import TokenKind
-from tokviz.gui.compare.cells import Cell
+from tokviz.gui.compare.cells import HEX_KINDS, Cell
 from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, paint_background, shape_of
 from tokviz.gui.widgets.theme import token_colors
 
-#: (what, kind drawn, label)
-ENTRIES: tuple[tuple[str, TokenKind, str], ...] = (
-    ("normal", TokenKind.NORMAL, "normal"),
-    ("fragment", TokenKind.FRAGMENT, "fragment"),
-    ("byte_fallback", TokenKind.BYTE_FALLBACK, "byte fallback"),
-    ("special", TokenKind.SPECIAL, "special"),
-    ("unknown", TokenKind.UNKNOWN, "unknown"),
-    ("past", TokenKind.NORMAL, "past the context limit"),
+PAST = "past the context limit"
+ENTRIES: tuple[tuple[TokenKind, str], ...] = (  # (kind drawn, label)
+    (TokenKind.NORMAL, "normal"),
+    (TokenKind.FRAGMENT, "fragment"),
+    (TokenKind.BYTE_FALLBACK, "byte fallback"),
+    (TokenKind.SPECIAL, "special"),
+    (TokenKind.UNKNOWN, "unknown"),
+    (TokenKind.NORMAL, PAST),
 )
 SWATCH_W, GAP, ITEM_GAP = 18.0, 4.0, 12.0
 
 
 class TokenLegend(QWidget):
+    """A row of swatches and labels, one for each way the panes draw a token."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
@@ -33,7 +35,8 @@ class TokenLegend(QWidget):
         self._fm = QFontMetricsF(self.font())
 
     def labels(self) -> list[str]:
-        return [label for _, _, label in ENTRIES]
+        """The entries' labels, in order."""
+        return [label for _, label in ENTRIES]
 
     def sizeHint(self) -> QSize:  # noqa: N802
         width = sum(SWATCH_W + GAP + self._fm.horizontalAdvance(label) + ITEM_GAP for label in self.labels())
@@ -46,11 +49,11 @@ class TokenLegend(QWidget):
         text_color = self.palette().color(QPalette.ColorRole.WindowText)
         x = 0.0
         baseline = 2 + self._fm.ascent()
-        for what, kind, label in ENTRIES:
+        for kind, label in ENTRIES:
             rect = QRectF(x, 2.0, SWATCH_W, h)
-            cell = Cell("", "··" if kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK) else "", "", kind, 0)
+            cell = Cell("", "··" if kind in HEX_KINDS else "", "", kind, 0)
             paint_background(painter, rect, colors.for_slot(0, 0, kind), shape_of(cell))
-            if what == "past":
+            if label == PAST:
                 painter.fillRect(rect, PAST_LIMIT_FILL)
                 painter.setPen(LIMIT_PEN)
                 painter.drawLine(rect.topLeft(), rect.bottomLeft())

@@ -1,8 +1,7 @@
 """Moving a pane's selected token with the keyboard: which token a key goes to.
 
 Left/Right step one token, Up/Down go to the token drawn nearest above or below (blank lines are
-skipped), Home/End to the first and last token. Qt-free but for the key codes; the pane turns the
-answer into a selection, which the window links to the editor and the other panes as a click.
+skipped), Home/End to the first and last token.
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ def token_beside(layout: TokenLayout, index: int, rows: int) -> int:
         if tokens:
             def distance(i: int, target: int = target) -> float:
                 x = layout.x_of(i, target)
-                return 0.0 if x <= middle <= x + float(layout.widths[i]) else min(
-                    abs(x - middle), abs(x + float(layout.widths[i]) - middle))
+                return max(x - middle, middle - x - float(layout.widths[i]), 0.0)  # 0 inside the cell
             return min(tokens, key=distance)
         target += rows
     return index

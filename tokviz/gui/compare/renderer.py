@@ -1,12 +1,9 @@
-"""The one renderer of token cells: what a line of a pane's tokens looks like, as shapes and texts
-(`line_cells`), drawn by a QPainter (`paint_cells`: the token view, the chat panes, the legend)
-or written as SVG (`svg_cells`: the export). Both read the same geometry and colours, so the
-export is the view, and the legend's swatches are the view's cells.
+"""The one renderer of token cells: a line of cells as shapes and texts (`line_cells`), drawn by a
+QPainter (`paint_cells`) or written as SVG (`svg_cells`), so the export is the view.
 
-A cell is its background (a plain fill, a pill for special and unknown tokens, a dashed box for
+A cell is its background (a fill, a pill for special and unknown tokens, a dashed box for
 fragments), a bridge to the previous cell where one character is cut across the two, an optional
-underline (a chat message's colour), its label in the main font (centred, or left-aligned when
-hex bytes follow), its hex bytes and the id row below in the small font.
+underline, its label (centred, or left-aligned when hex bytes follow), its hex bytes and id row.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def shape_of(cell: Cell) -> Shape:
+    """The background `cell` is drawn with."""
     return "pill" if cell.pill else "dashed" if cell.hex else "fill"
 
 
@@ -146,28 +144,25 @@ def svg_cells(shapes: Sequence[CellShapes], ids: Sequence[int], kinds: Sequence[
         r = s.rect
         out.append(f'<g class="token k-{kind}" data-id="{token_id}"><title>id {token_id}</title>')
         if s.shape == "pill":
-            radius = r.height() / 2 - 1
-            out.append(f'<rect x="{r.x():.1f}" y="{r.y() + 1:.1f}" width="{r.width():.1f}" '
-                       f'height="{r.height() - 2:.1f}" rx="{radius:.1f}" {rgba(s.color)}/>')
+            out.append(_rect(r.adjusted(0, 1, 0, -1), f'rx="{r.height() / 2 - 1:.1f}" {rgba(s.color)}'))
         elif s.shape == "dashed":
-            out.append(f'<rect x="{r.x() + 0.5:.1f}" y="{r.y() + 0.5:.1f}" width="{r.width() - 1:.1f}" '
-                       f'height="{r.height() - 1:.1f}" {rgba(s.color.lighter(135))} '
-                       f'stroke="{s.color.darker(150).name()}" stroke-dasharray="3,2"/>')
+            out.append(_rect(r.adjusted(0.5, 0.5, -0.5, -0.5), f'{rgba(s.color.lighter(135))} '
+                             f'stroke="{s.color.darker(150).name()}" stroke-dasharray="3,2"'))
         else:
-            out.append(_rect(r, s.color))
+            out.append(_rect(r, rgba(s.color)))
         if s.bridge is not None:
-            out.append(_rect(s.bridge, HEX_COLOR))
+            out.append(_rect(s.bridge, rgba(HEX_COLOR)))
         if s.underline is not None:
-            out.append(_rect(*s.underline))
+            out.append(_rect(s.underline[0], rgba(s.underline[1])))
         out.append(_text(s.label, "label", main_px))
         if s.hex is not None:
             out.append(_text(s.hex, "hex", small_px))
         if s.sub is not None:
             out.append(_text(s.sub, "sub", small_px))
         if past is not None and k >= past:
-            out.append(_rect(r, PAST_LIMIT_FILL).replace("<rect ", '<rect class="past" ', 1))
+            out.append(_rect(r, rgba(PAST_LIMIT_FILL), cls="past"))
             if k == past:
-                out.append(_rect(QRectF(r.x() - 1.5, r.y(), 3.0, r.height()), LIMIT_PEN.color()))
+                out.append(_rect(QRectF(r.x() - 1.5, r.y(), 3.0, r.height()), rgba(LIMIT_PEN.color())))
         out.append("</g>")
     return out
 
@@ -178,8 +173,7 @@ def xml_text(text: str) -> str:
     >>> xml_text("a<b & \\x1b")
     'a&lt;b &amp; \\ufffd'
     """
-    # what xml.sax.saxutils.escape does, without importing it (it imports urllib.request, and
-    # with it http, email and ssl, into the window)
+    # xml.sax.saxutils.escape would import urllib.request, and with it http, email and ssl
     return _NOT_XML.sub("\ufffd", text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -190,8 +184,9 @@ def rgba(color: QColor) -> str:
     return f'fill="{color.name()}" fill-opacity="{color.alphaF():.3f}"'
 
 
-def _rect(r: QRectF, color: QColor) -> str:
-    return f'<rect x="{r.x():.1f}" y="{r.y():.1f}" width="{r.width():.1f}" height="{r.height():.1f}" {rgba(color)}/>'
+def _rect(r: QRectF, attributes: str, *, cls: str = "") -> str:
+    head = f'<rect class="{cls}" ' if cls else "<rect "
+    return f'{head}x="{r.x():.1f}" y="{r.y():.1f}" width="{r.width():.1f}" height="{r.height():.1f}" {attributes}/>'
 
 
 def _text(text: Text, kind: str, px: int) -> str:

@@ -1,8 +1,7 @@
-"""Line breaking for the token view, done in slices so a 1 MB text never blocks for long.
+"""Line breaking for the token view, done in slices so a long text never blocks the window.
 
-Qt-free: it only sees cell widths (one per distinct cell, measured when first read) and the
-newline count after each cell. A line is a run of consecutive tokens; the view paints only the
-lines in its viewport and computes x positions for just those lines.
+Qt-free: it sees only cell widths and the newlines after each cell. A line is a run of
+consecutive tokens; x positions are computed only for the lines that are drawn.
 """
 
 from __future__ import annotations
@@ -11,37 +10,42 @@ import threading
 import time
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
 
 CELL_GAP = 2.0  # pixels between neighbouring cells, so boundaries show even with equal colours
-
-
 CHUNK = 1 << 14  # tokens whose line ends are computed in one numpy pass
-#: the first chunk's: its cells are measured before it is placed, and it holds the first screenful
-FIRST_CHUNK = 1 << 10
+FIRST_CHUNK = 1 << 10  # the first chunk's: its cells are measured before the first screenful shows
 LINE_SUMS_KEPT = 256  # lines whose running sums a layout keeps (a screenful is tens)
 
 
+def narrowed(values: np.ndarray, dtype: type[np.generic]) -> np.ndarray:
+    """`values` as the smaller `dtype` when every value survives the cast unchanged, else as they are.
+
+    >>> narrowed(np.array([7.5, 12.015625]), np.float32).dtype, narrowed(np.array([0.1]), np.float32).dtype
+    (dtype('float32'), dtype('float64'))
+    >>> narrowed(np.array([0, 3], dtype=np.int32), np.uint8).dtype, narrowed(np.array([300]), np.uint8).dtype
+    (dtype('uint8'), dtype('int64'))
+    """
+    small = values.astype(dtype)  # a value that does not fit comes out changed (wrapped, rounded)
+    return small if np.array_equal(small, values) else values
+
+
 class TokenWidths:
-    """Every token's cell width without an array of one width per token: token i's width is
-    `table[index[i]]`, where `table` holds one width per distinct cell and `index` is the pane's
-    cell column (the layout sums the widths of a chunk when it places it, and of a line when
-    it is drawn: a pane keeps neither a width nor an x per token, 12 bytes a token less).
-    Indexed as an array is: an index gives a float, a slice an array.
+    """Every token's cell width, indexed as an array is (an index gives a float, a slice an array),
+    without an array of one width per token: token i's width is `table[index[i]]`, one width per
+    distinct cell.
 
     >>> widths = TokenWidths(np.array([7.5, 12.015625, 3.0]), np.array([1, 0, 2, 1], dtype=np.uint16))
     >>> len(widths), widths[1], widths[-1], widths[0:2].tolist(), widths[::-2].tolist(), widths[2:1].tolist()
     (4, 7.5, 12.015625, [12.015625, 7.5], [12.015625, 7.5], [])
 
-    `measured_later` makes one whose cells are measured when their widths are first read, by the
-    thread that reads them (the GUI thread, which lays the cells out and draws them): a thread
-    that measured for it would open its own FreeType faces of every font the labels fall back to
-    (Qt's font cache is per thread), the CJK and emoji faces' pages resident twice. A text has far
-    fewer distinct labels than tokens, so measuring them there is a small part of a layout.
+    `measured_later` makes one whose cells are measured when first read, by the reading thread:
+    Qt's font cache is per thread, so a thread measuring for the GUI thread would load every
+    fallback font face a second time.
 
     >>> later = TokenWidths.measured_later(["ab", "c"], np.array([1, 0, 1]), lambda: lambda cell: 8.0 * len(cell))
     >>> later.unmeasured, later[0:2].tolist(), later.unmeasured, later[2], later.table.tolist()
@@ -59,8 +63,8 @@ class TokenWidths:
     @classmethod
     def measured_later(cls, cells: Sequence[Any], index: Any,
                        measurer: Callable[[], Callable[[Any], float]]) -> TokenWidths:
-        """Widths of `cells` (token i's cell is `cells[index[i]]`), each measured when first read
-        by `measurer()(cell)`; `measurer` is called once per thread that reads."""
+        """Widths of `cells` (token i's is `cells[index[i]]`), each measured when first read by
+        `measurer()(cell)`; `measurer` is called once per reading thread."""
         widths = cls(np.zeros(len(cells)), index)
         widths._cells, widths._measurer = cells, measurer
         widths._missing = np.ones(len(cells), dtype=bool)
@@ -78,13 +82,11 @@ class TokenWidths:
         return self._table
 
     def measured(self, a: int, b: int, deadline: float | None = None) -> bool:
-        """Measure the cells of tokens `a` to `b - 1` that are not measured yet, stopping once the
-        `time.perf_counter()` passes `deadline`; True when every one of them is measured (the
-        layout measures ahead of a chunk this way, a slice of the GUI thread's time at a time)."""
+        """Measure the cells of tokens `a` to `b - 1` not measured yet, stopping once
+        `time.perf_counter()` passes `deadline`; True when every one of them is measured."""
         return b <= a or self._measure_keys(self.index[a:b], deadline)
 
     def _measure_keys(self, keys: np.ndarray, deadline: float | None = None) -> bool:
-        """Measure the cells of `keys` not measured yet (see `measured`)."""
         if not len(self._cells) or not len(keys):
             return True
         missing = self._missing[keys]
@@ -98,12 +100,11 @@ class TokenWidths:
         width_of = self._width_of.get(thread)
         if width_of is None:
             width_of = self._width_of[thread] = self._measurer()
-        table, own, missing = self._table, self._cells, self._missing
         for i, k in enumerate(cells.tolist()):
-            # after every cell: the first label of a script opens its fallback font's faces, a slow
-            # step, and two such in one slice would overrun its deadline twice over
-            table[k] = width_of(own[k])
-            missing[k] = False
+            # the deadline is checked after every cell: the first label of a script loads its
+            # fallback font, a slow step
+            self._table[k] = width_of(self._cells[k])
+            self._missing[k] = False
             if deadline is not None and time.perf_counter() > deadline:
                 return i + 1 == len(cells)
         return True
@@ -123,8 +124,7 @@ class TokenWidths:
 
 
 class LineBreaks:
-    """The tokens whose text holds newlines (in order) and how many each holds: what a layout
-    needs of the newlines, 5 bytes a line where an array of counts is a byte a token.
+    """The tokens whose text holds newlines (in order) and how many each holds.
 
     >>> breaks = LineBreaks.from_counts(np.array([0, 2, 0, 1]))
     >>> breaks.at.tolist(), breaks.count.tolist(), breaks.before(3).at.tolist()
@@ -136,13 +136,10 @@ class LineBreaks:
 
     @classmethod
     def from_counts(cls, newlines: np.ndarray) -> LineBreaks:
-        """From the newline count after each token (int32 indices where every index fits)."""
+        """From the newline count after each token, in the smallest dtypes that hold them."""
         newlines = np.asarray(newlines)
         at = np.flatnonzero(newlines)
-        count = newlines[at]
-        small = count.astype(np.uint8)
-        return cls(at.astype(np.int32) if len(newlines) < np.iinfo(np.int32).max else at,
-                   small if np.array_equal(small, count) else count)
+        return cls(narrowed(at, np.int32), narrowed(newlines[at], np.uint8))
 
     def before(self, n: int) -> LineBreaks:
         """The breaks of the first `n` tokens."""
@@ -153,16 +150,10 @@ class LineBreaks:
 class TokenLayout:
     """Greedy wrapping of cells into lines of at most `wrap_width` pixels, computed incrementally.
 
-    Where a line starting at token s ends does not depend on the lines before it, so that is
-    computed for a chunk of tokens at a time in numpy (a `searchsorted` over the chunk's running
-    sum of widths for the wrap, one over the breaks for the next newline); the chain of line
-    starts through the chunk is then followed in numpy too, by pointer doubling (`_chain`), so no
-    Python code runs per line (a step per line would be most of a long pane's layout, all of it on
-    the GUI thread). What it keeps is 4 bytes a line: no per-token Python object (a float object
-    per token) and no per-token array (an x per token would be 8 bytes a token: the sums are of a
-    chunk while it is placed, of a line while it is drawn).
-    Widths are multiples of 1/64 pixel, so every float64 sum of them is exact: a sum over a
-    chunk or a line is the one over the whole text, whatever its order.
+    Where a line starting at token s ends does not depend on the lines before it, so it is
+    computed for a chunk of tokens at once in numpy, and the chain of line starts through the
+    chunk is followed by pointer doubling (`_chain`): no Python code runs per line or per token.
+    Widths are multiples of 1/64 pixel, so every float64 sum of them is exact, whatever the order.
 
     `newlines` is the newline count after each token, or the `LineBreaks` made of it.
 
@@ -178,29 +169,20 @@ class TokenLayout:
         self.count = len(widths)
         self.wrap_width = max(float(wrap_width), 1.0)
         self._breaks = newlines if isinstance(newlines, LineBreaks) else LineBreaks.from_counts(newlines)
-        # an array, not a list: 4 bytes a line instead of a pointer and an int object; it appends,
-        # indexes and bisects as a list does
-        self.line_starts = array("i", [0] if self.count else [])
+        self.line_starts = array("i", [0] if self.count else [])  # 4 bytes a line
         self._next = 0  # first token not yet placed
         self.done = self.count == 0
         # a line holds at most this many tokens (each takes its width plus a gap of CELL_GAP > 0)
         self._longest = int((self.wrap_width + CELL_GAP) // CELL_GAP) + 2
-        #: the sums of the lines read last, by token range: a repaint reads the x of every marked
-        #: token of the visible lines (a selection, the tokens past a context limit)
-        self._line_sums: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        # by a line's token range; over the widths, not `self`: no reference cycle keeps a layout
+        self._range_sums = lru_cache(maxsize=LINE_SUMS_KEPT)(partial(_running_sums, widths))
 
-    def _sums(self, a: int, b: int) -> np.ndarray:
-        """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
-        sums = np.zeros(b - a + 1, dtype=np.float64)
-        np.cumsum(np.asarray(self.widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
-        return sums
-
-    def _line_ends(self, first: int, size: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    def _line_ends(self, first: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """For every token s of the chunk from `first`: where a line starting at s ends, and how
         many empty lines follow it ("\n\n")."""
         n, breaks = self.count, self._breaks
         last = min(first + size, n)
-        cum = self._sums(first, min(last + self._longest, n))  # every line from the chunk ends in it
+        cum = _running_sums(self.widths, first, min(last + self._longest, n))  # every line from the chunk ends in it
         s = np.arange(first, last, dtype=np.int64)
         wrap = np.searchsorted(cum, cum[s - first] + (self.wrap_width + CELL_GAP), side="right") - 1 + first
         end = np.minimum(np.maximum(wrap, s + 1), n)
@@ -247,9 +229,8 @@ class TokenLayout:
 
     def line_range(self, line: int) -> range:
         """Token indices on `line`."""
-        start = self.line_starts[line]
         end = self.line_starts[line + 1] if line + 1 < len(self.line_starts) else self._next
-        return range(start, end)
+        return range(self.line_starts[line], end)
 
     def line_of(self, token: int) -> int:
         """The line holding token index `token` (which must already be placed)."""
@@ -257,15 +238,7 @@ class TokenLayout:
 
     def _sums_of(self, line: int) -> np.ndarray:
         rng = self.line_range(line)
-        key = (rng.start, rng.stop)
-        sums = self._line_sums.get(key)
-        if sums is None:
-            sums = self._line_sums[key] = self._sums(rng.start, rng.stop)
-            if len(self._line_sums) > LINE_SUMS_KEPT:
-                self._line_sums.popitem(last=False)
-        else:
-            self._line_sums.move_to_end(key)
-        return sums
+        return self._range_sums(rng.start, rng.stop)
 
     def line_xs(self, line: int) -> np.ndarray:
         """The x of every token of `line` within it (float64)."""
@@ -284,16 +257,18 @@ class TokenLayout:
         if not 0 <= line < len(self.line_starts):
             return None
         rng = self.line_range(line)
-        if not rng:
-            return None
         xs = self._sums_of(line)
         k = int(np.searchsorted(xs, x, side="right")) - 1
-        if k < 0 or k >= len(rng):
-            return None
-        i = rng.start + k
-        if x > float(xs[k]) + float(self.widths[i]):
-            return None  # in the gap after the cell
-        return i
+        if not 0 <= k < len(rng) or x > float(xs[k]) + float(self.widths[rng.start + k]):
+            return None  # before the line, past its end, or in the gap after a cell
+        return rng.start + k
+
+
+def _running_sums(widths: np.ndarray | TokenWidths, a: int, b: int) -> np.ndarray:
+    """`sums[k]`: the x of token a + k if a line started at token a (k = 0 .. b - a)."""
+    sums = np.zeros(b - a + 1, dtype=np.float64)
+    np.cumsum(np.asarray(widths[a:b], dtype=np.float64) + CELL_GAP, out=sums[1:])
+    return sums
 
 
 def _chain(step: np.ndarray, m: int) -> np.ndarray:

@@ -1,15 +1,16 @@
 """The token view: a custom-painted, virtualized rendering of one pane's tokens.
 
-Only the lines inside the viewport are painted; lines are broken in time-sliced chunks by
-`TokenLayout` (a QTimer keeps calling `advance` with a small budget each time), so a long text
-neither freezes the window nor builds a widget or an HTML span per token.
+Only the lines inside the viewport are painted, and lines are broken a time slice at a time
+(`TokenLayout.advance` on a timer), so a long text neither freezes the window nor builds a widget
+per token.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,12 +31,12 @@ from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from tokviz.analysis.notation import token_tooltip
 from tokviz.analysis.palette import id_slots
-from tokviz.core.tokens import Token, TokenKind
+from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.compare.cells import Cell
+from tokviz.gui.compare.cells import HEX_KINDS, Cell
 from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_result import PaneResult
-from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, line_cells, paint_cells
+from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, CellShapes, line_cells, paint_cells
 from tokviz.gui.compare.token_layout import TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
 
@@ -45,12 +46,10 @@ LAYOUT_SLICE_S = 0.006  # GUI-thread budget per layout slice
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
-SELECTION_FILL = QColor(37, 99, 235, 70)  # a selected range of tokens (drag, Shift+arrows, Ctrl+A)
+SELECTION_FILL = QColor(37, 99, 235, 70)  # a selected range of tokens
 BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not every pane makes)
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
-#: what the painted lines kept may hold (a line's pixmap is viewport-wide, so without a bound in
-#: bytes a scroll through a long text would keep every line it passed)
-LINE_CACHE_BYTES = 6 << 20
+LINE_CACHE_BYTES = 6 << 20  # what the painted lines kept may take (each is viewport-wide)
 LINE_CACHE_SCREENS = 3  # but always this many screenfuls, whatever they take
 
 
@@ -84,13 +83,12 @@ class TokenView(QAbstractScrollArea):
         self.selected: int | None = None
         self.selection: range = range(0)  # the selected tokens: a click, or a shift-click range
         self.limit: int | None = None  # a context limit in tokens: later tokens fade, a bar marks it
-        #: token indices (sorted) with a mark on the boundary before them; drawn over the cached lines
-        self.boundary_marks: np.ndarray | None = None
+        self.boundary_marks: np.ndarray | None = None  # sorted token indices marked on their left
         self.token_styles: Sequence[TokenStyle | None] | None = None  # one per token, or None
         self._hover: int | None = None
         self._dragging = False  # a left-button press on a token, moving: selects a range
         self._active_end: int | None = None  # the end of the selection Shift+keys and drags move
-        self._syncing = False
+        self._syncing = False  # scrolling on the view's own account: not echoed as `scrolled`
         self._line_h = 0.0
         self._top_h = 0.0
         self._keep_char: int | None = None
@@ -100,12 +98,12 @@ class TokenView(QAbstractScrollArea):
         self.viewport().setAutoFillBackground(True)
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        # always on: a scroll bar that appears once the text is long would narrow the viewport
-        # and force a second full re-wrap
+        # always on: one that appears once the text is long would narrow the viewport: a re-wrap
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
 
     @property
     def color_by_id(self) -> bool:
+        """Colour tokens by id (neighbours differ) rather than by position."""
         return self._color_by_id
 
     @color_by_id.setter
@@ -115,34 +113,29 @@ class TokenView(QAbstractScrollArea):
             self._slots = None
             self.invalidate()
 
-    def _color_slots(self) -> np.ndarray:
-        """Each token's palette slot by id, chosen so neighbours differ (computed once per result,
-        kept as uint8 for a palette of at most 256 colours: 1 byte a token, not 8)."""
-        if self._slots is None:
-            n = len(self.colors.tokens)
-            if self.result is None:
-                self._slots = np.zeros(0, dtype=np.int64)
-            else:
-                slots = id_slots(self.result.ids, n)
-                self._slots = slots.astype(np.uint8) if n <= 256 else slots
-        return self._slots
-
-    def _slot(self, index: int) -> int:
-        """Token `index`'s palette slot: by id, or by position (no array over every token)."""
-        if self._color_by_id:
-            return int(self._color_slots()[index])
-        return index % max(len(self.colors.tokens), 1)  # `position_slots`, for one token
-
     def background(self, index: int) -> QColor:
-        """The colour token `index` is drawn on (its style's fill, else the palette's): what the
-        painter uses, for exports that draw the tokens themselves."""
-        style = self.token_styles[index] if self.token_styles is not None else None
-        if style is not None and style.fill is not None:
-            return style.fill
-        return self.colors.for_slot(index, self._slot(index), self.cell(index).kind)
+        """The colour token `index` is drawn on: its style's fill, else the palette's."""
+        return self._backgrounds(range(index, index + 1), [self.cell(index)])[0]
+
+    def _backgrounds(self, tokens: range, cells: Sequence[Cell]) -> list[QColor]:
+        """The colours `tokens` (whose cells are `cells`) are drawn on. Slots by position are
+        computed per token (no array over every token), by id once per result (a byte a token)."""
+        n = len(self.colors.tokens)
+        if not self._color_by_id:
+            slots = [i % max(n, 1) for i in tokens]
+        else:
+            if self._slots is None:
+                ids = id_slots(self.result.ids, n)  # type: ignore[union-attr]
+                self._slots = ids.astype(np.uint8) if n <= 256 else ids
+            slots = self._slots[tokens.start:tokens.stop].tolist()
+        styles = self.token_styles[tokens.start:tokens.stop] if self.token_styles is not None else [None] * len(tokens)
+        return [style.fill if style is not None and style.fill is not None else self.colors.for_slot(i, slot, c.kind)
+                for i, slot, c, style in zip(tokens, slots, cells, styles)]
 
     # -- model ---------------------------------------------------------------------------------
     def set_result(self, result: PaneResult | None) -> None:
+        """Show `result` (None: nothing), keeping the top character in view; a selection survives
+        only a change of view options."""
         top_char = self.top_char()
         previous, self.result = self.result, result
         self._slots = None
@@ -150,7 +143,7 @@ class TokenView(QAbstractScrollArea):
             previous is not None and result is not None and previous.text == result.text
             and previous.policy == result.policy
         )
-        if not same_cut:  # a selection only survives a change of view options
+        if not same_cut:
             self.selected = None
             self.selection = range(0)
         self.token_styles = None  # they belong to the tokens they were set for
@@ -170,14 +163,14 @@ class TokenView(QAbstractScrollArea):
         return self.result.cells[index]
 
     def tooltip_for(self, index: int) -> str:
+        """The hover text of token `index`."""
         return token_tooltip(self.tokens[index], index, text=self.result.text if self.result else None)
 
     @property
     def layout_done(self) -> bool:
         """Every token of the result is placed (a result with no tokens has nothing to place)."""
-        if self.result is None:
-            return False
-        return not self.result.tokens or (self.token_layout is not None and self.token_layout.done)
+        layout = self.token_layout
+        return self.result is not None and (not self.result.tokens or (layout is not None and layout.done))
 
     # -- layout ----------------------------------------------------------------------------
     def _wrap_width(self) -> float:
@@ -189,27 +182,20 @@ class TokenView(QAbstractScrollArea):
         self._top_h = fm_main.height() + 4
         self._line_h = self._top_h + (fm_small.height() if sub else 0.0) + LINE_GAP
         self._keep_char = keep_char
-        if self.result is None or not self.result.tokens:
-            self._line_cache.clear()
-            self.token_layout = None
-            self._timer.stop()
-            self._update_scrollbar()
-            self.viewport().update()
-            self.laid_out.emit()
-            return
         self._line_cache.clear()
-        self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
+        self.token_layout = None
+        if self.result is not None and self.result.tokens:
+            self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
-        if not self.token_layout.done:
+        if self.token_layout is not None and not self.token_layout.done:
             self._timer.start()
 
     def _layout_slice(self) -> None:
+        """Place the lines of one time slice; without tokens, only say the layout is done."""
         layout = self.token_layout
-        if layout is None:
-            self._timer.stop()
-            return
-        lines_before = layout.line_count
-        layout.advance(LAYOUT_SLICE_S)
+        lines_before = layout.line_count if layout is not None else 0
+        if layout is not None:
+            layout.advance(LAYOUT_SLICE_S)
         self._update_scrollbar()
         moved = self._keep_char is not None and self._restore_scroll()
         if moved:
@@ -217,7 +203,7 @@ class TokenView(QAbstractScrollArea):
         visible = self.visible_lines()
         if moved or not visible or lines_before <= visible.stop:  # new lines may be on screen
             self.viewport().update()
-        if layout.done:
+        if layout is None or layout.done:
             self._timer.stop()
             self.laid_out.emit()
 
@@ -226,12 +212,9 @@ class TokenView(QAbstractScrollArea):
         index = self.token_for_char(self._keep_char or 0)
         if index is None or self.token_layout is None or index >= self.token_layout.placed():
             return bool(self.token_layout and self.token_layout.done)
-        self._syncing = True  # a restore is not a user's scroll: do not drive the other panes
-        try:
-            line = self.token_layout.line_of(index)
+        line = self.token_layout.line_of(index)
+        with self._own_scroll():  # a restore is not a user's scroll
             self._set_scroll(line)
-        finally:
-            self._syncing = False
         # the line may be among the last placed ones, which cannot be scrolled to the top yet
         return self.token_layout.done or self.verticalScrollBar().value() == int(line * self._line_h)
 
@@ -239,11 +222,17 @@ class TokenView(QAbstractScrollArea):
         lines = self.token_layout.line_count if self.token_layout else 0
         total = int(lines * self._line_h + 2 * MARGIN)
         bar = self.verticalScrollBar()
-        syncing, self._syncing = self._syncing, True  # a clamped value is not a user's scroll
-        try:
+        with self._own_scroll():  # a clamped value is not a user's scroll
             bar.setPageStep(self.viewport().height())
             bar.setSingleStep(max(int(self._line_h), 1))
             bar.setRange(0, max(total - self.viewport().height(), 0))
+
+    @contextmanager
+    def _own_scroll(self) -> Iterator[None]:
+        """Scrolls inside are the view's own: not echoed as `scrolled` to the other panes."""
+        syncing, self._syncing = self._syncing, True
+        try:
+            yield
         finally:
             self._syncing = syncing
 
@@ -256,6 +245,7 @@ class TokenView(QAbstractScrollArea):
 
     # -- geometry --------------------------------------------------------------------------
     def visible_lines(self) -> range:
+        """The lines (partly) inside the viewport."""
         if self.token_layout is None or self._line_h <= 0:
             return range(0)
         top = self.verticalScrollBar().value()
@@ -274,6 +264,7 @@ class TokenView(QAbstractScrollArea):
         return QRectF(x, y, float(self.result.widths[index]), self._line_h - LINE_GAP)  # type: ignore[union-attr]
 
     def token_at(self, pos: QPointF) -> int | None:
+        """The token under viewport position `pos`, or None."""
         if self.token_layout is None:
             return None
         y = pos.y() + self.verticalScrollBar().value() - MARGIN
@@ -283,12 +274,14 @@ class TokenView(QAbstractScrollArea):
         return self.token_layout.token_at(line, pos.x() - MARGIN)
 
     def token_for_char(self, char: int) -> int | None:
+        """The token holding character `char` (the last one past the end), or None without tokens."""
         if self.result is None or not len(self.result.ends):
             return None
         i = int(np.searchsorted(self.result.ends, char, side="right"))
         return min(i, len(self.result.ends) - 1)
 
     def top_char(self) -> int | None:
+        """The first character of the top visible line, or None."""
         lines = self.visible_lines()
         if self.token_layout is None or not lines:
             return None
@@ -318,17 +311,18 @@ class TokenView(QAbstractScrollArea):
         self.viewport().update()
 
     def set_boundary_marks(self, before: np.ndarray | None) -> None:
-        """Mark the boundary before each token index of `before` (sorted) with a thin bar, over the
-        painted lines (the diff mode marks the cuts only some panes make); None clears them. A new
-        result clears them too: the indices belong to one result."""
+        """Mark the boundary before each token index of `before` (sorted) with a bar; None clears
+        them, as a new result does."""
         self.boundary_marks = None if before is None or not len(before) else np.asarray(before, dtype=np.int64)
         self.viewport().update()
 
     def clear_highlight(self) -> None:
+        """Highlight no token."""
         self.highlighted = range(0)
         self.viewport().update()
 
     def select(self, index: int | None) -> None:
+        """Select token `index` alone (None: nothing)."""
         self.selected = index
         self._active_end = index
         self.selection = range(0) if index is None else range(index, index + 1)
@@ -339,9 +333,8 @@ class TokenView(QAbstractScrollArea):
         if self.selected is None:
             self.select(index)
             return
-        a = self.selected
         self._active_end = index
-        self.selection = range(min(a, index), max(a, index) + 1)
+        self.selection = range(min(self.selected, index), max(self.selected, index) + 1)
         self.viewport().update()
 
     def select_all(self) -> None:
@@ -358,13 +351,11 @@ class TokenView(QAbstractScrollArea):
         if index >= self.token_layout.placed():  # not laid out yet: go there once it is
             self._keep_char = char
             return
-        self._syncing = True
-        try:
+        with self._own_scroll():
             self._set_scroll(self.token_layout.line_of(index))
-        finally:
-            self._syncing = False
 
     def ensure_visible(self, index: int) -> None:
+        """Scroll token `index` into view when it is (partly) outside it."""
         rect = self.cell_rect(index)
         if rect is not None and (rect.top() < 0 or rect.bottom() > self.viewport().height()):
             self._set_scroll(max(self.token_layout.line_of(index) - 2, 0))  # type: ignore[union-attr]
@@ -445,53 +436,39 @@ class TokenView(QAbstractScrollArea):
         if mods == Qt.KeyboardModifier.ShiftModifier and self.result is not None:
             target = moved_to(event.key(), self._active_end, len(self.result.tokens), self.token_layout)
             if target is not None:
-                if self.selected is None:
-                    self.select(target)
-                else:
-                    self.extend_selection(target)
+                self.extend_selection(target)
                 self.ensure_visible(target)
                 return
         super().keyPressEvent(event)
 
     # -- painting --------------------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802
+        """Blit the visible lines from the line cache, then draw the marks on top."""
         painter = QPainter(self.viewport())
         painter.fillRect(self.viewport().rect(), QColor("#ffffff"))
-        if self.result is not None and self.token_layout is not None:
-            self._paint_lines(painter)
-        painter.end()
-
-    def _paint_lines(self, painter: QPainter) -> None:
-        """Blit the visible lines from the line cache, then draw highlight and selection on top."""
         top = self.verticalScrollBar().value()
         deadline = time.perf_counter() + PAINT_BUDGET_S
         layout = self.token_layout
-        assert layout is not None
-        for line in self.visible_lines():
+        for line in self.visible_lines() if self.result is not None and layout is not None else ():
             if not layout.done and line == layout.line_count - 1:
-                break  # where the next line placed begins: nothing on it yet (and no pixmap to keep)
-            y = MARGIN + line * self._line_h - top
+                break  # where the next line placed begins: nothing on it yet
             if line not in self._line_cache and time.perf_counter() > deadline:
-                # past the paint's budget: finish the new lines in the next paint, so four
-                # panes receiving results together never freeze the window
-                # (the viewport as the timer's context: a view deleted before it fires is not called)
+                # finish the new lines in the next paint, so panes receiving results together
+                # never freeze the window (the viewport as context: no call once it is deleted)
                 viewport = self.viewport()
                 QTimer.singleShot(0, viewport, viewport.update)
                 break
-            painter.drawPixmap(QPointF(0, y), self._line_pixmap(line))
+            painter.drawPixmap(QPointF(0, MARGIN + line * self._line_h - top), self._line_pixmap(line))
             rng = layout.line_range(line)
-            marked = range(max(rng.start, self.highlighted.start), min(rng.stop, self.highlighted.stop))
-            for index in marked:
-                self._paint_mark(painter, index, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
-            chosen = range(max(rng.start, self.selection.start), min(rng.stop, self.selection.stop))
+            self._paint_marks(painter, rng, self.highlighted, HIGHLIGHT_PEN, HIGHLIGHT_FILL)
             # a range reads as selected text
             fill = SELECTION_FILL if len(self.selection) > 1 else Qt.BrushStyle.NoBrush
-            for index in chosen:
-                self._paint_mark(painter, index, SELECT_PEN, fill)
+            self._paint_marks(painter, rng, self.selection, SELECT_PEN, fill)
             if self.limit is not None and self.limit < rng.stop:
                 self._paint_limit(painter, range(max(rng.start, self.limit), rng.stop))
             if self.boundary_marks is not None:
                 self._paint_boundaries(painter, rng)
+        painter.end()
 
     def _paint_boundaries(self, painter: QPainter, rng: range) -> None:
         marks = self.boundary_marks
@@ -511,16 +488,17 @@ class TokenView(QAbstractScrollArea):
             painter.setPen(LIMIT_PEN)
             painter.drawLine(rect.topLeft(), rect.bottomLeft())
 
-    def _paint_mark(self, painter: QPainter, index: int, pen: QPen, brush) -> None:
-        rect = self.cell_rect(index)
-        if rect is not None:
-            painter.setPen(pen)
-            painter.setBrush(brush)
-            painter.drawRect(rect.adjusted(1, 1, -1, -1))
+    def _paint_marks(self, painter: QPainter, rng: range, marked: range, pen: QPen, brush) -> None:
+        """A box around each token of `marked` on the line of tokens `rng`."""
+        painter.setPen(pen)
+        painter.setBrush(brush)
+        for index in range(max(rng.start, marked.start), min(rng.stop, marked.stop)):
+            if (rect := self.cell_rect(index)) is not None:
+                painter.drawRect(rect.adjusted(1, 1, -1, -1))
 
     def _line_pixmap(self, line: int) -> QPixmap:
-        """One line's cells, painted once and cached: repaints for hover, highlight, scrolling and
-        layout progress only blit. Painting a cell costs tens of microseconds in Python."""
+        """One line's cells, painted once and cached: repaints for hover, marks, scrolling and
+        layout progress only blit (painting a cell takes long in Python)."""
         cache = self._line_cache
         pixmap = cache.get(line)
         if pixmap is not None:
@@ -531,9 +509,11 @@ class TokenView(QAbstractScrollArea):
         pixmap = QPixmap(max(int(width * ratio), 1), max(int(height * ratio), 1))
         pixmap.setDevicePixelRatio(ratio)
         pixmap.fill(QColor("#ffffff"))
-        painter = QPainter(pixmap)
-        self._paint_line_cells(painter, line, height)
-        painter.end()
+        rng = self.token_layout.line_range(line)  # type: ignore[union-attr]
+        if rng:
+            painter = QPainter(pixmap)
+            paint_cells(painter, self._line_shapes(line, rng), self.measurer)
+            painter.end()
         cache[line] = pixmap
         keep = max(LINE_CACHE_BYTES // max(pixmap.width() * pixmap.height() * 4, 1),
                    LINE_CACHE_SCREENS * (len(self.visible_lines()) + 1))
@@ -541,29 +521,16 @@ class TokenView(QAbstractScrollArea):
             cache.popitem(last=False)
         return pixmap
 
-    def _paint_line_cells(self, painter: QPainter, line: int, height: float) -> None:
-        """One line's cells, as the renderer draws them."""
-        result, layout = self.result, self.token_layout
-        rng = layout.line_range(line)  # type: ignore[union-attr]
-        if not rng:
-            return
-        styles = self.token_styles
-        if self._color_by_id:
-            slots = self._color_slots()[rng.start:rng.stop].tolist()
-        else:  # by position: no array over every token (a pass over a long text's every token)
-            slots = [i % max(len(self.colors.tokens), 1) for i in rng]
+    def _line_shapes(self, line: int, rng: range) -> list[CellShapes]:
+        """The cells of `line` (tokens `rng`), as the renderer draws them."""
+        result, layout, styles = self.result, self.token_layout, self.token_styles
+        underlines = None
+        if styles is not None:
+            underlines = [s.underline if s is not None else None for s in styles[rng.start:rng.stop]]
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
-        colors = []
-        underlines = []
-        for index, slot, cell in zip(rng, slots, cells):
-            style = styles[index] if styles is not None else None
-            fill = style.fill if style is not None else None
-            colors.append(fill if fill is not None else self.colors.for_slot(index, slot, cell.kind))
-            underlines.append(style.underline if style is not None else None)
-        shapes = line_cells(cells, (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
-                            result.widths[rng.start:rng.stop].tolist(), colors, self.measurer,  # type: ignore[union-attr]
-                            self._top_h, underlines=underlines if styles is not None else None)
-        paint_cells(painter, shapes, self.measurer)
+        return line_cells(cells, (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
+                          result.widths[rng.start:rng.stop].tolist(),  # type: ignore[union-attr]
+                          self._backgrounds(rng, cells), self.measurer, self._top_h, underlines=underlines)
 
     def invalidate(self) -> None:
         """Forget the painted lines (new tokens, layout, colours or fonts)."""
@@ -573,4 +540,4 @@ class TokenView(QAbstractScrollArea):
     def is_fragment_styled(self, index: int) -> bool:
         """True when token `index` is drawn as a fragment: dashed box and hex bytes."""
         cell = self.cell(index)
-        return bool(cell.hex) and cell.kind in (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK)
+        return bool(cell.hex) and cell.kind in HEX_KINDS
