@@ -59,10 +59,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("mode", ["pool", "helper"])
+def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monkeypatch, mode: str):
     for i in range(6):
         (tmp_path / f"d{i}.txt").write_text(" ".join(TRAINING) * 20)
-    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus, "HELPER_MIN_BYTES", 0)
+    if mode == "pool":
+        monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
     before = set(multiprocessing.active_children())
     cancel = threading.Event()
     workers: list[int] = []
@@ -75,7 +78,7 @@ def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monke
 
     with pytest.raises(Cancelled, match="counting"):
         train([tmp_path], vocab_size=256 + 50000, jobs=2, progress=progress, cancel=cancel, min_frequency=1)
-    assert len(workers) == 1  # --jobs 2: one worker process, and this process counts too
+    assert len(workers) == 1  # --jobs 2: one worker (or split helper), and this process counts too
     assert set(multiprocessing.active_children()) <= before
     assert not [pid for pid in workers if _alive(pid)]
 

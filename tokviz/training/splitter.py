@@ -1,0 +1,203 @@
+"""Count the chunks found in distinct segments, here or in a helper process that shares the work.
+
+`count_found` adds the chunks found in segments seen `n` times each to a `Counter`.
+`SplitHelper` is one spawned process that does the same for the batches it is sent and gives
+its counts back when told to finish: splitting a corpus's distinct segments is the larger part
+of counting a corpus of some MB (`pretokenize.split_table`), and with a helper it runs on two
+cores. The helper imports `re` and `regex` only (this module imports nothing of tokviz's and
+no numpy), so it is up within a few tens of milliseconds; it is started before the corpus is
+read (`corpus.count_corpus`), and its start-up is hidden behind the reading.
+
+A batch is sent only while the helper holds fewer than `AHEAD` unanswered ones; otherwise this
+process splits it itself, so a helper that is slow (a busy machine) or late takes less, and the
+two finish together.
+
+Lifetime, as the counting pool's workers (`pool`): spawned, never forked; the helper ignores
+SIGINT, reads its tasks on a thread of its own and leaves at once (`os._exit`) when that pipe
+reports the parent gone.
+
+Protocol, pickled over one-way pipes:
+  -> ("batch", n, [ascii bytes, other bytes?])    <- ("done",)
+  -> ("finish",)    <- ("chunks", ascii chunks, text chunks)   last, each as `_pack` gives it
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import operator
+import os
+import queue
+import re
+import signal
+import threading
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from itertools import accumulate, repeat
+from multiprocessing.connection import Connection
+from typing import Any, AnyStr, TypeVar
+
+import regex
+
+AHEAD = 2  # batches the helper holds: it never waits for this process between two batches
+K = TypeVar("K", str, bytes)
+
+
+def count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> None:
+    """Add the chunks found in segments seen `n` times each."""
+    for found in parts:
+        if n == 1:
+            chunks.update(found)  # a list: counted in C
+        else:
+            # weighted: count the group once, then add n times each count, in C
+            # (`found * n` would count every occurrence again: corpus-sized work)
+            add_scaled(chunks, Counter(found), n)
+
+
+def add_scaled(into: Counter[AnyStr], other: Counter[AnyStr] | dict[AnyStr, int], n: int) -> None:
+    """`into[k] += n * other[k]` for every k, without a Python-level loop.
+
+    (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements.)
+    """
+    keys = list(other)
+    dict.update(into, zip(keys, map(operator.add, map(into.__getitem__, keys), map(n.__mul__, other.values()))))
+
+
+class SplitFinder:
+    """Find and count the chunks of joined segments: ASCII bytes with the pattern's `re`
+    translation (`pretokenize.ascii_pattern`, exact on ASCII), the rest as text with `regex`."""
+
+    def __init__(self, pattern: str, ascii_pattern: str | None, chunks: Counter[str] | None = None) -> None:
+        self.findall: Callable[[str], list[str]] = regex.compile(pattern).findall
+        self.fast = None if ascii_pattern is None else re.compile(ascii_pattern.encode("ascii")).findall
+        self.ascii_chunks: Counter[bytes] = Counter()
+        self.chunks: Counter[str] = Counter() if chunks is None else chunks
+
+    def add(self, n: int, joined: list[bytes]) -> None:
+        """Count the chunks of `joined` (`segcount.SegmentTable.batches`' form), seen `n` times each."""
+        if self.fast is None:
+            count_found(self.chunks, [self.findall(b"".join(joined).decode("utf-8"))], n)
+            return
+        count_found(self.ascii_chunks, [self.fast(joined[0])], n)
+        if len(joined) > 1:
+            count_found(self.chunks, [self.findall(joined[1].decode("utf-8"))], n)
+
+
+class SplitHelper:
+    """One helper process splitting batches of segments; use as a context manager (it ends it)."""
+
+    def __init__(self, pattern: str, ascii_pattern: str | None) -> None:
+        task_r, task_w = multiprocessing.Pipe(duplex=False)
+        result_r, result_w = multiprocessing.Pipe(duplex=False)
+        self.process = multiprocessing.get_context("spawn").Process(
+            target=_serve, args=(task_r, result_w, pattern, ascii_pattern), name="tokviz-split", daemon=True)
+        try:
+            self.process.start()
+        finally:
+            task_r.close()  # this process keeps only its own ends: a dead helper reads as EOF
+            result_w.close()
+        self.tasks, self.results = task_w, result_r
+        self.held = 0  # batches sent and not yet answered
+
+    def __enter__(self) -> SplitHelper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def offer(self, n: int, joined: list[bytes]) -> bool:
+        """Send the batch if the helper holds fewer than `AHEAD`; False: split it here."""
+        while self.held and self.results.poll():
+            self._receive("done")
+        if self.held >= AHEAD:
+            return False
+        self.tasks.send(("batch", n, joined))
+        self.held += 1
+        return True
+
+    def finish(self) -> tuple[dict[bytes, int], dict[str, int]]:
+        """Wait for the batches sent; return the helper's `(ASCII chunk counts, other chunk counts)`."""
+        self.tasks.send(("finish",))
+        while self.held:
+            self._receive("done")
+        message = self._receive("chunks")
+        return _unpack(*message[1]), _unpack(*message[2])
+
+    def _receive(self, kind: str) -> Any:
+        try:
+            message = self.results.recv()
+        except (EOFError, OSError) as e:
+            self.process.join(1)
+            from tokviz.training.events import TrainingError  # not in the helper, which never gets here
+
+            raise TrainingError(f"the splitting process ended unexpectedly (exit code {self.process.exitcode})") from e
+        if message[0] != kind:
+            raise RuntimeError(f"the splitting process sent {message[0]!r}, expected {kind!r}")
+        if kind == "done":
+            self.held -= 1
+        return message
+
+    def close(self) -> None:
+        """End the helper: closing its task pipe lets it leave; terminate makes that immediate."""
+        self.tasks.close()
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join()
+        self.results.close()
+        self.process.close()
+
+
+def _pack(counts: dict[K, int], empty: K) -> tuple[K, bytes, bytes]:
+    """Counts as three flat buffers, cheap to pickle: the keys joined, their lengths, the counts."""
+    keys = list(counts)
+    return empty.join(keys), array("q", map(len, keys)).tobytes(), array("q", counts.values()).tobytes()
+
+
+def _unpack(joined: K, lengths: bytes, values: bytes) -> dict[K, int]:
+    sizes, counts = array("q"), array("q")
+    sizes.frombytes(lengths)
+    counts.frombytes(values)
+    ends: list[int] = list(accumulate(sizes))
+    keys = map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends, repeat(None)))
+    return dict(zip(keys, counts))
+
+
+def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue[Any]) -> None:
+    """Take each batch off the pipe at once (a batch is larger than the pipe's buffer: the
+    parent's `send` would wait for the batch before it to be split); leave when the parent is gone."""
+    try:
+        while True:
+            inbox.put(tasks.recv())
+    except BaseException:
+        os._exit(0)
+
+
+def _serve(tasks: Connection, results: Connection, pattern: str, ascii_pattern: str | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent ends us
+    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
+    try:
+        finder = SplitFinder(pattern, ascii_pattern)
+        send = results.send
+        while True:
+            message: Any = inbox.get()
+            if message[0] == "batch":
+                finder.add(message[1], message[2])
+                send(("done",))
+            else:  # "finish"
+                send(("chunks", _pack(finder.ascii_chunks, b""), _pack(finder.chunks, "")))
+                return
+    except (OSError, EOFError):
+        os._exit(0)  # the parent is gone (a broken pipe): nobody to tell
+
+
+def split_with(finder: SplitFinder, batches: Iterable[tuple[int, list[bytes]]], helper: SplitHelper | None) -> None:
+    """Count every batch with `finder`, or with `helper` when it takes it; add the helper's counts."""
+    for n, joined in batches:
+        if helper is None or not helper.offer(n, joined):
+            finder.add(n, joined)
+        del joined
+    if helper is not None:
+        ascii_chunks, chunks = helper.finish()
+        add_scaled(finder.ascii_chunks, ascii_chunks, 1)
+        add_scaled(finder.chunks, chunks, 1)
