@@ -118,6 +118,7 @@ def test_killed_while_counting_leaves_no_process(big_corpus: Path, tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]
 
 
+@pytest.mark.parametrize("big_corpus", ["helper", "pool"], indirect=True)
 def test_interrupted_with_ctrl_c_while_counting_exits_cleanly(big_corpus: Path, tmp_path: Path):
     cmd = [sys.executable, "-m", "tokviz", "train", str(big_corpus), "-o", str(tmp_path / "v"),
            "--vocab-size", "20000", "--jobs", "2"]

@@ -23,6 +23,7 @@ import regex
 from tokviz.core.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 from tokviz.training.events import TrainingError
 from tokviz.training.segcount import SegmentTable, count_block
+from tokviz.training.splitter import BATCH as SPLIT_BATCH
 from tokviz.training.splitter import SplitFinder, SplitHelper, count_found, split_with
 
 PRESETS: dict[str, str | None] = {
@@ -214,7 +215,8 @@ def split_table(
     finder = SplitFinder(compiled.pattern, ascii_pattern(compiled.pattern), chunks)
 
     def batches() -> Iterator[tuple[int, list[bytes]]]:
-        for batch in table.batches(_BATCH, check):  # (checked while gathered, and while split)
+        size = _BATCH if helper is None else SPLIT_BATCH
+        for batch in table.batches(size, check):  # (checked while gathered, and while split)
             if check is not None:
                 check()
             yield batch

@@ -12,9 +12,14 @@ A batch is sent only while the helper holds fewer than `AHEAD` unanswered ones; 
 process splits it itself, so a helper that is slow (a busy machine) or late takes less, and the
 two finish together.
 
+The batches are small (`BATCH` segments) and the task pipe is made large where the system
+allows (`_widen`), so that `send` finds room in the pipe rather than waiting for the helper to
+read. (A thread reading the pipe in the helper would not do: it waits for the GIL, which the
+splitting thread holds, at every read, and the sender waits with it.)
+
 Lifetime, as the counting pool's workers (`pool`): spawned, never forked; the helper ignores
-SIGINT, reads its tasks on a thread of its own and leaves at once (`os._exit`) when that pipe
-reports the parent gone.
+SIGINT, and leaves at once (`os._exit`) when its task pipe reports the parent gone (it reads
+the pipe between batches, each a few milliseconds of work).
 
 Protocol, pickled over one-way pipes:
   -> ("batch", n, [ascii bytes, other bytes?])    <- ("done",)
@@ -26,10 +31,8 @@ from __future__ import annotations
 import multiprocessing
 import operator
 import os
-import queue
 import re
 import signal
-import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -39,7 +42,13 @@ from typing import Any, AnyStr, TypeVar
 
 import regex
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+
 AHEAD = 2  # batches the helper holds: it never waits for this process between two batches
+BATCH = 1 << 11  # segments a batch holds when shared with a helper (some tens of kB)
 K = TypeVar("K", str, bytes)
 
 
@@ -92,11 +101,12 @@ class SplitHelper:
         self.process = multiprocessing.get_context("spawn").Process(
             target=_serve, args=(task_r, result_w, pattern, ascii_pattern), name="tokviz-split", daemon=True)
         try:
-            self.process.start()
+            start_ignoring_ctrl_c(self.process)
         finally:
             task_r.close()  # this process keeps only its own ends: a dead helper reads as EOF
             result_w.close()
         self.tasks, self.results = task_w, result_r
+        _widen(task_w)
         self.held = 0  # batches sent and not yet answered
 
     def __enter__(self) -> SplitHelper:
@@ -147,6 +157,42 @@ class SplitHelper:
         self.process.close()
 
 
+def start_ignoring_ctrl_c(process: multiprocessing.process.BaseProcess) -> None:
+    """Start `process` with SIGINT blocked, for its `_serve` to ignore (`ignore_ctrl_c`).
+
+    Ctrl-C reaches the whole process group and it is the parent's to handle (it ends its
+    children); a child starting up would otherwise take it as a KeyboardInterrupt in the middle
+    of its imports and print a traceback. A blocked signal stays blocked across fork and exec; it
+    is blocked in this thread only, and a SIGINT for this process meanwhile waits, not lost.
+    """
+    block = getattr(signal, "pthread_sigmask", None)
+    if block is None:  # Windows: no signal masks
+        process.start()
+        return
+    old = block(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        block(signal.SIG_SETMASK, old)
+
+
+def ignore_ctrl_c() -> None:
+    """In a child started by `start_ignoring_ctrl_c`: ignore SIGINT, drop one pending, unblock it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _widen(conn: Connection) -> None:
+    """Make the pipe's buffer hold `AHEAD` batches and more (Linux: up to the unprivileged 1 MiB)."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None) if fcntl is not None else None
+    if setpipe is not None:
+        try:
+            fcntl.fcntl(conn.fileno(), setpipe, 1 << 20)
+        except OSError:
+            pass  # a smaller limit: `send` may wait for the helper now and then
+
+
 def _pack(counts: dict[K, int], empty: K) -> tuple[K, bytes, bytes]:
     """Counts as three flat buffers, cheap to pickle: the keys joined, their lengths, the counts."""
     keys = list(counts)
@@ -162,25 +208,13 @@ def _unpack(joined: K, lengths: bytes, values: bytes) -> dict[K, int]:
     return dict(zip(keys, counts))
 
 
-def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue[Any]) -> None:
-    """Take each batch off the pipe at once (a batch is larger than the pipe's buffer: the
-    parent's `send` would wait for the batch before it to be split); leave when the parent is gone."""
-    try:
-        while True:
-            inbox.put(tasks.recv())
-    except BaseException:
-        os._exit(0)
-
-
 def _serve(tasks: Connection, results: Connection, pattern: str, ascii_pattern: str | None) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent ends us
-    inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
+    ignore_ctrl_c()  # Ctrl-C reaches the whole group: the parent ends us
     try:
         finder = SplitFinder(pattern, ascii_pattern)
         send = results.send
         while True:
-            message: Any = inbox.get()
+            message: Any = tasks.recv()
             if message[0] == "batch":
                 finder.add(message[1], message[2])
                 send(("done",))
