@@ -13,7 +13,7 @@ import pytest
 
 from tests.training.texts import TRAINING
 from tokviz.core.cancel import Cancelled
-from tokviz.training import corpus
+from tokviz.training import corpus, splitter
 from tokviz.training.events import Progress, TokenTable
 from tokviz.training.trainer import train, train_texts
 
@@ -70,10 +70,20 @@ def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monke
     cancel = threading.Event()
     workers: list[int] = []
 
+    helpers: list[splitter.SplitHelper] = []
+    start = splitter.SplitHelper.__init__
+
+    def start_helper(self, *args):
+        start(self, *args)
+        helpers.append(self)
+
+    monkeypatch.setattr(splitter.SplitHelper, "__init__", start_helper)
+
     def progress(event: Progress) -> None:
         if event.phase == "counting" and not cancel.is_set():
             # the first counting event comes once the workers are up, before any result is in
             workers.extend(p.pid for p in set(multiprocessing.active_children()) - before)
+            workers.extend(h.process.pid for h in helpers)  # a subprocess, not multiprocessing's
             cancel.set()
 
     with pytest.raises(Cancelled, match="counting"):

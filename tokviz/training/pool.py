@@ -90,7 +90,7 @@ class CountingPool:
                 result_r, result_w = multiprocessing.Pipe(duplex=False)
                 process = multiprocessing.get_context("spawn").Process(
                     target=_serve, args=(task_r, result_w, pattern, non_utf8), name="tokviz-count", daemon=True)
-                start_ignoring_ctrl_c(process)
+                start_ignoring_ctrl_c(process.start)
                 task_r.close()  # the parent keeps only its own ends: a dead worker reads as EOF
                 result_w.close()
                 self.workers.append(_Worker(process, task_w, result_r))

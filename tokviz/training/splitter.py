@@ -1,7 +1,7 @@
 """Count the chunks found in distinct segments, here or in a helper process that shares the work.
 
 `count_found` adds the chunks found in segments seen `n` times each to a `Counter`.
-`SplitHelper` is one spawned process that does the same for the batches it is sent and gives
+`SplitHelper` is one helper process that does the same for the batches it is sent and gives
 its counts back when told to finish: splitting a corpus's distinct segments is the larger part
 of counting a corpus of some MB (`pretokenize.split_table`), and with a helper it runs on two
 cores. The helper imports `re` and `regex` only (this module imports nothing of tokviz's and
@@ -17,11 +17,16 @@ allows (`_widen`), so that `send` finds room in the pipe rather than waiting for
 read. (A thread reading the pipe in the helper would not do: it waits for the GIL, which the
 splitting thread holds, at every read, and the sender waits with it.)
 
-Lifetime, as the counting pool's workers (`pool`): spawned, never forked; the helper ignores
-SIGINT, and leaves at once (`os._exit`) when its task pipe reports the parent gone (it reads
-the pipe between batches, each a few milliseconds of work).
+The helper is `python -m tokviz.training.splitter` run by `subprocess`, not a `multiprocessing`
+process: a spawned one would also start multiprocessing's resource tracker, a third interpreter
+that lives as long as this process (tens of ms of CPU and some MB for nothing: the helper shares
+no semaphore or memory). Its PYTHONPATH leads to this process's tokviz first. Lifetime, as the
+counting pool's workers (`pool`): never forked; the helper ignores SIGINT, and leaves at once
+(`os._exit`) when its task pipe reports the parent gone (it reads the pipe between batches, each
+a few milliseconds of work).
 
-Protocol, pickled over one-way pipes:
+Protocol, pickled over one-way pipes (the pipes' descriptors are the helper's arguments):
+  -> ("start", pattern, ASCII pattern or None)
   -> ("batch", n, [ascii bytes, other bytes?])    <- ("done",)
   -> ("finish",)    <- ("chunks", ascii chunks, text chunks)   last, each as `_pack` gives it
 """
@@ -33,11 +38,14 @@ import operator
 import os
 import re
 import signal
+import subprocess
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import accumulate, repeat
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any, AnyStr, TypeVar
 
 import regex
@@ -50,6 +58,7 @@ except ImportError:  # Windows
 AHEAD = 2  # batches the helper holds: it never waits for this process between two batches
 BATCH = 1 << 11  # segments a batch holds when shared with a helper (some tens of kB)
 K = TypeVar("K", str, bytes)
+T = TypeVar("T")
 
 
 def count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> None:
@@ -98,15 +107,21 @@ class SplitHelper:
     def __init__(self, pattern: str, ascii_pattern: str | None) -> None:
         task_r, task_w = multiprocessing.Pipe(duplex=False)
         result_r, result_w = multiprocessing.Pipe(duplex=False)
-        self.process = multiprocessing.get_context("spawn").Process(
-            target=_serve, args=(task_r, result_w, pattern, ascii_pattern), name="tokviz-split", daemon=True)
+        fds = (task_r.fileno(), result_w.fileno())
+        root = str(Path(__file__).resolve().parents[2])  # the tokviz this process runs, not another
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
         try:
-            start_ignoring_ctrl_c(self.process)
-        finally:
-            task_r.close()  # this process keeps only its own ends: a dead helper reads as EOF
-            result_w.close()
+            self.process = start_ignoring_ctrl_c(lambda: subprocess.Popen(
+                [sys.executable, "-m", __name__, *map(str, fds)], pass_fds=fds, env=env, stdin=subprocess.DEVNULL))
+        except BaseException:
+            for conn in (task_r, task_w, result_r, result_w):
+                conn.close()
+            raise
+        task_r.close()  # this process keeps only its own ends: a dead helper reads as EOF
+        result_w.close()
         self.tasks, self.results = task_w, result_r
         _widen(task_w)
+        self.tasks.send(("start", pattern, ascii_pattern))
         self.held = 0  # batches sent and not yet answered
 
     def __enter__(self) -> SplitHelper:
@@ -137,10 +152,13 @@ class SplitHelper:
         try:
             message = self.results.recv()
         except (EOFError, OSError) as e:
-            self.process.join(1)
             from tokviz.training.events import TrainingError  # not in the helper, which never gets here
 
-            raise TrainingError(f"the splitting process ended unexpectedly (exit code {self.process.exitcode})") from e
+            try:
+                code = self.process.wait(1)
+            except subprocess.TimeoutExpired:
+                code = None
+            raise TrainingError(f"the splitting process ended unexpectedly (exit code {code})") from e
         if message[0] != kind:
             raise RuntimeError(f"the splitting process sent {message[0]!r}, expected {kind!r}")
         if kind == "done":
@@ -150,15 +168,14 @@ class SplitHelper:
     def close(self) -> None:
         """End the helper: closing its task pipe lets it leave; terminate makes that immediate."""
         self.tasks.close()
-        if self.process.is_alive():
+        if self.process.poll() is None:
             self.process.terminate()
-        self.process.join()
+        self.process.wait()
         self.results.close()
-        self.process.close()
 
 
-def start_ignoring_ctrl_c(process: multiprocessing.process.BaseProcess) -> None:
-    """Start `process` with SIGINT blocked, for its `_serve` to ignore (`ignore_ctrl_c`).
+def start_ignoring_ctrl_c(start: Callable[[], T]) -> T:
+    """Start a process (`start()`) with SIGINT blocked, for it to ignore (`ignore_ctrl_c`).
 
     Ctrl-C reaches the whole process group and it is the parent's to handle (it ends its
     children); a child starting up would otherwise take it as a KeyboardInterrupt in the middle
@@ -167,11 +184,10 @@ def start_ignoring_ctrl_c(process: multiprocessing.process.BaseProcess) -> None:
     """
     block = getattr(signal, "pthread_sigmask", None)
     if block is None:  # Windows: no signal masks
-        process.start()
-        return
+        return start()
     old = block(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        process.start()
+        return start()
     finally:
         block(signal.SIG_SETMASK, old)
 
@@ -208,9 +224,9 @@ def _unpack(joined: K, lengths: bytes, values: bytes) -> dict[K, int]:
     return dict(zip(keys, counts))
 
 
-def _serve(tasks: Connection, results: Connection, pattern: str, ascii_pattern: str | None) -> None:
-    ignore_ctrl_c()  # Ctrl-C reaches the whole group: the parent ends us
+def _serve(tasks: Connection, results: Connection) -> None:
     try:
+        _, pattern, ascii_pattern = tasks.recv()  # ("start", ...)
         finder = SplitFinder(pattern, ascii_pattern)
         send = results.send
         while True:
@@ -235,3 +251,13 @@ def split_with(finder: SplitFinder, batches: Iterable[tuple[int, list[bytes]]], 
         ascii_chunks, chunks = helper.finish()
         add_scaled(finder.ascii_chunks, ascii_chunks, 1)
         add_scaled(finder.chunks, chunks, 1)
+
+
+def _main(argv: list[str]) -> None:
+    """The helper process: `python -m tokviz.training.splitter TASK_FD RESULT_FD`."""
+    ignore_ctrl_c()  # Ctrl-C reaches the whole group: the parent ends us
+    _serve(Connection(int(argv[0]), writable=False), Connection(int(argv[1]), readable=False))
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
