@@ -177,3 +177,15 @@ def test_default_jobs_uses_the_cores_from_a_few_mb_on():
     assert corpus.default_jobs(corpus.HELPER_MIN_BYTES - 1) == 1
     assert corpus.default_jobs(corpus.HELPER_MIN_BYTES) == min(cores, 4)
     assert corpus.default_jobs() == min(cores, 4)
+
+
+def test_a_helper_that_cannot_start_leaves_the_split_here(tmp_path: Path, monkeypatch):
+    from tokviz.training import splitter
+
+    def no_interpreter(*args, **kwargs):
+        raise FileNotFoundError("no python")
+
+    monkeypatch.setattr(splitter.subprocess, "Popen", no_interpreter)
+    path = write(tmp_path, "a.txt", "The quick brown fox, 한국어 😀 jumps. " * 200)
+    counts, _ = count_corpus([path], pattern=CL100K_PATTERN, jobs=_use("helper", monkeypatch))
+    assert counts == {chunk_key(c): n for c, n in Counter(regex.findall(CL100K_PATTERN, path.read_text())).items()}

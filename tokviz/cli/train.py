@@ -50,7 +50,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="stop when no pair occurs F times (default 2)")
     p.add_argument("--jobs", type=int, default=None, metavar="J",
                    help="processes counting the corpus, this one included (default: the cores, "
-                   "at most 4, for a corpus of 64 MB or more; else 1)")
+                   "at most 4, for a corpus of 4 MB or more; else 1); below 64 MB, 2 or more is this "
+                   "process and one helper that splits")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--dataset", action="store_true",

@@ -25,7 +25,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -193,8 +193,7 @@ def count_corpus(
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)  # the workers are up
             counts, log = pool.count(pieces, reporter, {str(p): n for p, n in zip(files, sizes)})
     else:
-        helped = jobs > 1 and total_bytes >= HELPER_MIN_BYTES and pattern in SEGMENT_SAFE
-        with SplitHelper(pattern, ascii_pattern(pattern)) if helped and pattern else nullcontext() as helper:
+        with _split_helper(pattern if jobs > 1 and total_bytes >= HELPER_MIN_BYTES else None) as helper:
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
             counter = ChunkCounter(compiled)
             consumed = 0
@@ -213,6 +212,16 @@ def count_corpus(
     reporter.emit(report.bytes, files_read=report.files_read, files_skipped=len(report.files_skipped),
                   bytes_read=report.bytes)
     return counts, report
+
+
+def _split_helper(pattern: str | None) -> AbstractContextManager[SplitHelper | None]:
+    """A split helper for a preset `pattern` (None: no helper), or none if it cannot start."""
+    if pattern not in SEGMENT_SAFE or pattern is None:
+        return nullcontext()
+    try:
+        return SplitHelper(pattern, ascii_pattern(pattern))
+    except OSError:  # no interpreter to run it (an embedded Python): this process splits alone
+        return nullcontext()
 
 
 def piece_report(
