@@ -73,12 +73,17 @@ def count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> N
 
 
 def add_scaled(into: Counter[AnyStr], other: Counter[AnyStr] | dict[AnyStr, int], n: int) -> None:
-    """`into[k] += n * other[k]` for every k, without a Python-level loop.
+    """`into[k] += n * other[k]` for every k, without a Python-level loop."""
+    add_pairs(into, list(other), map(n.__mul__, other.values()))
 
-    (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements.)
+
+def add_pairs(into: Counter[AnyStr], keys: list[AnyStr], values: Iterable[int]) -> None:
+    """`into[k] += v` for every `(k, v)` of `zip(keys, values)`, without a Python-level loop.
+
+    (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements; `get`
+    with a default: the Counter's `__missing__` would be a Python call for every new key.)
     """
-    keys = list(other)
-    dict.update(into, zip(keys, map(operator.add, map(into.__getitem__, keys), map(n.__mul__, other.values()))))
+    dict.update(into, zip(keys, map(operator.add, map(into.get, keys, repeat(0)), values)))
 
 
 class SplitFinder:
@@ -140,8 +145,9 @@ class SplitHelper:
         self.held += 1
         return True
 
-    def finish(self) -> tuple[dict[bytes, int], dict[str, int]]:
-        """Wait for the batches sent; return the helper's `(ASCII chunk counts, other chunk counts)`."""
+    def finish(self) -> tuple[tuple[list[bytes], array[int]], tuple[list[str], array[int]]]:
+        """Wait for the batches sent; return the helper's ASCII chunk counts and other chunk
+        counts, each as `(chunks, counts)`."""
         self.tasks.send(("finish",))
         while self.held:
             self._receive("done")
@@ -215,13 +221,13 @@ def _pack(counts: dict[K, int], empty: K) -> tuple[K, bytes, bytes]:
     return empty.join(keys), array("q", map(len, keys)).tobytes(), array("q", counts.values()).tobytes()
 
 
-def _unpack(joined: K, lengths: bytes, values: bytes) -> dict[K, int]:
+def _unpack(joined: K, lengths: bytes, values: bytes) -> tuple[list[K], array[int]]:
+    """`_pack`'s buffers back to `(keys, counts)`."""
     sizes, counts = array("q"), array("q")
     sizes.frombytes(lengths)
     counts.frombytes(values)
     ends: list[int] = list(accumulate(sizes))
-    keys = map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends, repeat(None)))
-    return dict(zip(keys, counts))
+    return list(map(joined.__getitem__, map(slice, [0, *ends[:-1]], ends, repeat(None)))), counts
 
 
 def _serve(tasks: Connection, results: Connection) -> None:
@@ -249,8 +255,8 @@ def split_with(finder: SplitFinder, batches: Iterable[tuple[int, list[bytes]]], 
         del joined
     if helper is not None:
         ascii_chunks, chunks = helper.finish()
-        add_scaled(finder.ascii_chunks, ascii_chunks, 1)
-        add_scaled(finder.chunks, chunks, 1)
+        add_pairs(finder.ascii_chunks, *ascii_chunks)
+        add_pairs(finder.chunks, *chunks)
 
 
 def _main(argv: list[str]) -> None:
