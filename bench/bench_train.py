@@ -319,7 +319,8 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     load = os.getloadavg()[0]
     start = time.perf_counter()
     with open(log or os.devnull, "wb") as stderr:
-        proc = subprocess.Popen(cmd, env=env, stderr=stderr if log else None)
+        # in the tree, so that `python -m` finds its tokviz first, not one in this working directory
+        proc = subprocess.Popen(cmd, env=env, cwd=tree, stderr=stderr if log else None)
     peak, cpu = 0.0, {}
     while True:
         # the tree sum counts worker processes too, which one process's ru_maxrss would not
