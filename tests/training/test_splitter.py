@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 
 import pytest
@@ -55,3 +56,15 @@ def test_packed_counts_come_back_the_same(counts):
     empty = b"" if any(isinstance(k, bytes) for k in counts) else ""
     keys, values = _unpack(*_pack(counts, empty))
     assert dict(zip(keys, values)) == counts and len(keys) == len(counts)
+
+
+def test_the_helper_runs_this_tokviz_whatever_the_working_directory(tmp_path, monkeypatch):
+    fake = tmp_path / "tokviz" / "training"
+    fake.mkdir(parents=True)
+    for folder in (fake.parent, fake):
+        (folder / "__init__.py").write_text("")
+    (fake / "splitter.py").write_text("raise SystemExit(3)\n")  # another checkout's helper
+    monkeypatch.chdir(tmp_path)
+    with SplitHelper(CL100K_PATTERN, ascii_pattern(CL100K_PATTERN)) as helper:
+        assert helper.offer(1, [b" a b"])
+        assert helper.finish()[0] == ([b" a", b" b"], array("q", [1, 1]))

@@ -20,7 +20,8 @@ splitting thread holds, at every read, and the sender waits with it.)
 The helper is `python -m tokviz.training.splitter` run by `subprocess`, not a `multiprocessing`
 process: a spawned one would also start multiprocessing's resource tracker, a third interpreter
 that lives as long as this process (tens of ms of CPU and some MB for nothing: the helper shares
-no semaphore or memory). Its PYTHONPATH leads to this process's tokviz first. Lifetime, as the
+no semaphore or memory). It runs in the folder holding this process's tokviz, which also leads
+its PYTHONPATH, so it imports the same tokviz. Lifetime, as the
 counting pool's workers (`pool`): never forked; the helper ignores SIGINT, and leaves at once
 (`os._exit`) when its task pipe reports the parent gone (it reads the pipe between batches, each
 a few milliseconds of work).
@@ -113,11 +114,14 @@ class SplitHelper:
         task_r, task_w = multiprocessing.Pipe(duplex=False)
         result_r, result_w = multiprocessing.Pipe(duplex=False)
         fds = (task_r.fileno(), result_w.fileno())
-        root = str(Path(__file__).resolve().parents[2])  # the tokviz this process runs, not another
+        # the tokviz this process runs, not another: `-m` puts the working directory first on
+        # sys.path (a checkout there would win), so the helper runs in the folder holding tokviz
+        root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])]))
         try:
             self.process = start_ignoring_ctrl_c(lambda: subprocess.Popen(
-                [sys.executable, "-m", __name__, *map(str, fds)], pass_fds=fds, env=env, stdin=subprocess.DEVNULL))
+                [sys.executable, "-m", __name__, *map(str, fds)], pass_fds=fds, env=env, cwd=root,
+                stdin=subprocess.DEVNULL))
         except BaseException:
             for conn in (task_r, task_w, result_r, result_w):
                 conn.close()
