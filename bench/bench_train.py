@@ -24,12 +24,15 @@ Runs are interleaved: each of `--repeats` rounds runs every tool once (tokviz wi
 ratios are the medians of each round's side-by-side ratios (each round's follows in brackets,
 in round order: the spread), the cases' ratios are printed again side by side at the end, and
 every run prints the load average (the machine may be shared: trust ratios measured side by side
-over absolute times).
+over absolute times). `--baseline TREE` adds tokviz from another source tree (a checkout of an
+older commit, its default `--jobs`; PYTHONPATH points at it) to every round, and the ratio of this
+tree's tokviz to it.
 
     python bench/bench_train.py                  # 10 MB at vocab 8192 and 100 MB at 32768, cl100k, 2 rounds
     python bench/bench_train.py --mb 10 --vocab-size 8192 --repeats 1      # quick
     python bench/bench_train.py --mb 200 --one-file --only tokviz rustbpe --jobs   # one 200 MB file
     python bench/bench_train.py --only tokviz --jobs 1 2 3   # tokviz's --jobs against its default
+    python bench/bench_train.py --jobs --baseline /tmp/old      # against a checkout of an older commit
 
 This is not a test: it asserts nothing. It does not download anything.
 """
@@ -297,7 +300,11 @@ def _user_env() -> dict[str, str]:
     return env
 
 
-def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | None) -> dict:
+def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | None, tree: Path | None = None) -> dict:
+    """One run of one tool; `tree`: tokviz from that source tree (PYTHONPATH), not the one installed."""
+    env = _user_env()
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(tree), *filter(None, [env.get("PYTHONPATH")])])
     if name == "tokviz":
         out = CACHE / f"result-tokviz-{os.getpid()}"
         cmd = tokviz_command(folder, vocab_size, preset, jobs, out)
@@ -312,7 +319,8 @@ def measure(name: str, folder: Path, vocab_size: int, preset: str, jobs: int | N
     load = os.getloadavg()[0]
     start = time.perf_counter()
     with open(log or os.devnull, "wb") as stderr:
-        proc = subprocess.Popen(cmd, env=_user_env(), stderr=stderr if log else None)
+        # in the tree, so that `python -m` finds its tokviz first, not one in this working directory
+        proc = subprocess.Popen(cmd, env=env, cwd=tree, stderr=stderr if log else None)
     peak, cpu = 0.0, {}
     while True:
         # the tree sum counts worker processes too, which one process's ru_maxrss would not
@@ -362,6 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="tokviz's --jobs values to run besides its default (default: 1 2)")
     ap.add_argument("--repeats", type=int, default=2, help="rounds; each runs every tool once, in turn")
     ap.add_argument("--only", nargs="+", choices=TOOLS, default=list(TOOLS))
+    ap.add_argument("--baseline", type=Path, metavar="TREE",
+                    help="also run tokviz (default --jobs) from TREE, a checkout of another commit, side by side")
     ap.add_argument("--child", choices=list(RUNNERS), help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
@@ -373,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.vocab_size) not in (1, len(args.mb)):
         ap.error("give one --vocab-size, or one per --mb")
     vocabs = args.vocab_size * len(args.mb) if len(args.vocab_size) == 1 else args.vocab_size
-    compileall.compile_dir(Path(__file__).resolve().parents[1] / "tokviz", quiet=1)  # as installed: with bytecode
+    for tree in (Path(__file__).resolve().parents[1], *([args.baseline] if args.baseline else [])):
+        compileall.compile_dir(tree / "tokviz", quiet=1)  # as installed: with bytecode
     summaries = [run_case(mb, vocab, args) for mb, vocab in zip(args.mb, vocabs)]
     if len(summaries) > 1:
         print("\nside by side (medians of the rounds' ratios):")
@@ -395,22 +406,24 @@ def run_case(mb: int, vocab_size: int, args: argparse.Namespace) -> list[str]:
     # the runs of one round: tokviz with its default --jobs, with each --jobs asked for that
     # differs from the default, and the peers
     default = default_jobs(size)
-    runs: list[tuple[str, str, int | None]] = []
+    runs: list[tuple[str, str, int | None, Path | None]] = []
     for name in args.only:
         if name == "tokviz":
-            runs.append((f"tokviz (default --jobs {default})", name, None))
-            runs += [(f"tokviz --jobs {j}", name, j) for j in args.jobs if j != default]
+            runs.append((f"tokviz (default --jobs {default})", name, None, None))
+            runs += [(f"tokviz --jobs {j}", name, j, None) for j in args.jobs if j != default]
+            if args.baseline:
+                runs.append(("tokviz baseline (default)", name, None, args.baseline.resolve()))
         else:
-            runs.append((name, name, None))
+            runs.append((name, name, None, None))
     print(f"\ncorpus {folder}: {len(files)} files, {size:,} bytes, sha256 {digest.hexdigest()[:16]}; "
           f"pattern {args.pattern}, vocab {vocab_size}, {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.1f}; {args.repeats} rounds of: {', '.join(r[0] for r in runs)}",
           flush=True)
-    rows: dict[str, list[dict]] = {label: [] for label, _, _ in runs}
+    rows: dict[str, list[dict]] = {label: [] for label, *_ in runs}
     for round_ in range(args.repeats):
         shift = round_ % len(runs)  # interleaved: each round starts with a different tool
-        for label, name, jobs in runs[shift:] + runs[:shift]:
-            row = measure(name, folder, vocab_size, args.pattern, jobs)
+        for label, name, jobs, tree in runs[shift:] + runs[:shift]:
+            row = measure(name, folder, vocab_size, args.pattern, jobs, tree)
             rows[label].append(row)
             print(f"  round {round_ + 1} {label:<26} wall {row['wall']:6.1f} s  cpu {row['cpu']:6.1f} s  peak "
                   f"{row['peak_mb']:5.0f} MB (tree) {row['maxrss_mb']:5.0f} MB (largest)  load {row['load']:4.1f}  "
@@ -430,8 +443,10 @@ def run_case(mb: int, vocab_size: int, args: argparse.Namespace) -> list[str]:
     pairs = [(a, b) for a in rows for b in peers if b in rows and a not in peers]
     if "rustbpe" in rows and "tokenizers" in rows:
         pairs.append(("tokenizers", "rustbpe"))
-    labels = [label for label, name, _ in runs if name == "tokviz"]
-    pairs += [(other, labels[0]) for other in labels[1:]]
+    labels = [label for label, name, *_ in runs if name == "tokviz"]
+    baseline = [label for label, _, _, tree in runs if tree is not None]
+    pairs += [(other, labels[0]) for other in labels[1:] if other not in baseline]
+    pairs += [(labels[0], other) for other in baseline]  # this tree over the baseline
     lines = [f"  {mb} MB, vocab {vocab_size}: {a} / {b}: {_ratios(rows[a], rows[b])}" for a, b in pairs]
     if lines:
         print("ratios, each the median of the rounds' side-by-side ratios (then each round's):")

@@ -197,3 +197,19 @@ def test_every_command_is_in_the_full_parser():
     help_text = build_parser().format_help()
     assert all(name in help_text for name in (*COMMANDS, "gui"))
     assert build_parser("train").parse_args(["train", "-o", "x", "--vocab-size", "300"]).command == "train"
+
+
+def test_the_scheduler_variable_is_the_clusters_and_costs_no_import_unset(monkeypatch):
+    import subprocess
+    import sys
+
+    from tokviz.cli import train as train_cli
+    from tokviz.core import cluster
+
+    assert train_cli.SCHEDULER_ENV == cluster.SCHEDULER_ENV
+    monkeypatch.setenv(cluster.SCHEDULER_ENV, " local:2 ")
+    assert train_cli._scheduler(None) == "local:2" and train_cli._scheduler("tcp://h:1") == "tcp://h:1"
+    monkeypatch.delenv(cluster.SCHEDULER_ENV)
+    code = ("import sys; from tokviz.cli import train; assert train._scheduler(None) is None; "
+            "assert 'tokviz.core.cluster' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -13,7 +13,7 @@ import pytest
 
 from tests.training.texts import TRAINING
 from tokviz.core.cancel import Cancelled
-from tokviz.training import corpus
+from tokviz.training import corpus, splitter
 from tokviz.training.events import Progress, TokenTable
 from tokviz.training.trainer import train, train_texts
 
@@ -59,23 +59,36 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monkeypatch):
+@pytest.mark.parametrize("mode", ["pool", "helper"])
+def test_cancel_during_counting_in_pool_terminates_workers(tmp_path: Path, monkeypatch, mode: str):
     for i in range(6):
         (tmp_path / f"d{i}.txt").write_text(" ".join(TRAINING) * 20)
-    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(corpus, "HELPER_MIN_BYTES", 0)
+    if mode == "pool":
+        monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
     before = set(multiprocessing.active_children())
     cancel = threading.Event()
     workers: list[int] = []
+
+    helpers: list[splitter.SplitHelper] = []
+    start = splitter.SplitHelper.__init__
+
+    def start_helper(self, *args):
+        start(self, *args)
+        helpers.append(self)
+
+    monkeypatch.setattr(splitter.SplitHelper, "__init__", start_helper)
 
     def progress(event: Progress) -> None:
         if event.phase == "counting" and not cancel.is_set():
             # the first counting event comes once the workers are up, before any result is in
             workers.extend(p.pid for p in set(multiprocessing.active_children()) - before)
+            workers.extend(h.process.pid for h in helpers)  # a subprocess, not multiprocessing's
             cancel.set()
 
     with pytest.raises(Cancelled, match="counting"):
         train([tmp_path], vocab_size=256 + 50000, jobs=2, progress=progress, cancel=cancel, min_frequency=1)
-    assert len(workers) == 1  # --jobs 2: one worker process, and this process counts too
+    assert len(workers) == 1  # --jobs 2: one worker (or split helper), and this process counts too
     assert set(multiprocessing.active_children()) <= before
     assert not [pid for pid in workers if _alive(pid)]
 

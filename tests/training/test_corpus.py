@@ -43,11 +43,20 @@ def test_unreadable_entry_reported(tmp_path: Path):
     assert report.files_skipped[0].reason.startswith("unreadable")
 
 
+def _use(mode: str, monkeypatch) -> int:
+    """Count in this process alone (`one`), with a split helper (`helper`) or on the pool (`pool`),
+    whatever the size of the test's corpus; return the jobs to ask for."""
+    monkeypatch.setattr(corpus, "HELPER_MIN_BYTES", 0)
+    if mode == "pool":
+        monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
+    return 1 if mode == "one" else 2
+
+
 @pytest.mark.parametrize("pattern", [CL100K_PATTERN, GPT2_PATTERN])
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_large_file_streamed_in_pieces_counts_like_whole(tmp_path: Path, pattern: str, jobs: int, monkeypatch):
+@pytest.mark.parametrize("mode", ["one", "helper", "pool"])
+def test_large_file_streamed_in_pieces_counts_like_whole(tmp_path: Path, pattern: str, mode: str, monkeypatch):
     monkeypatch.setattr(corpus, "BLOCK_SIZE", 1000)
-    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)
+    jobs = _use(mode, monkeypatch)
     text = ("The quick brown fox, 한국어 문장도 섞고 😀 emoji.\n    indented  code(x)\n\n" * 300) + "end"
     path = write(tmp_path, "big.txt", text)
     blocks = list(read_blocks(path, non_utf8="skip"))
@@ -153,17 +162,30 @@ def test_identical_merges_across_jobs(tmp_path: Path, monkeypatch):
 
     for i in range(12):
         write(tmp_path, f"doc{i:02d}.txt", "\n".join(TRAINING[i % len(TRAINING):] + TRAINING) * 3)
-    monkeypatch.setattr(corpus, "POOL_MIN_BYTES", 0)  # use the process pool on this small corpus
-    one = train([tmp_path], vocab_size=800, jobs=1)
-    two = train([tmp_path], vocab_size=800, jobs=2)
+    one = train([tmp_path], vocab_size=800, jobs=_use("one", monkeypatch))
+    helped = train([tmp_path], vocab_size=800, jobs=_use("helper", monkeypatch))
+    two = train([tmp_path], vocab_size=800, jobs=_use("pool", monkeypatch))  # the pool on this small corpus
     three = train([tmp_path], vocab_size=800, jobs=3)
-    assert one.merges == two.merges == three.merges
-    assert one.corpus.unique_chunks == two.corpus.unique_chunks
+    assert one.merges == helped.merges == two.merges == three.merges
+    assert one.corpus.unique_chunks == helped.corpus.unique_chunks == two.corpus.unique_chunks
     assert len(one.merges) > 300
 
 
-def test_default_jobs_uses_the_cores_for_a_large_corpus_only():
+def test_default_jobs_uses_the_cores_from_a_few_mb_on():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     assert corpus.default_jobs(1 << 20) == 1
-    assert corpus.default_jobs(corpus.DEFAULT_POOL_BYTES) == min(cores, 4)
+    assert corpus.default_jobs(corpus.HELPER_MIN_BYTES - 1) == 1
+    assert corpus.default_jobs(corpus.HELPER_MIN_BYTES) == min(cores, 4)
     assert corpus.default_jobs() == min(cores, 4)
+
+
+def test_a_helper_that_cannot_start_leaves_the_split_here(tmp_path: Path, monkeypatch):
+    from tokviz.training import splitter
+
+    def no_interpreter(*args, **kwargs):
+        raise FileNotFoundError("no python")
+
+    monkeypatch.setattr(splitter.subprocess, "Popen", no_interpreter)
+    path = write(tmp_path, "a.txt", "The quick brown fox, 한국어 😀 jumps. " * 200)
+    counts, _ = count_corpus([path], pattern=CL100K_PATTERN, jobs=_use("helper", monkeypatch))
+    assert counts == {chunk_key(c): n for c, n in Counter(regex.findall(CL100K_PATTERN, path.read_text())).items()}

@@ -1,4 +1,4 @@
-"""No process of `tokviz train` outlives it: the real CLI, killed while its workers count."""
+"""No process of `tokviz train` outlives it: the real CLI, killed while its workers (or split helper) count."""
 
 from __future__ import annotations
 
@@ -74,16 +74,24 @@ def _read_to_eof(stream, limit: float = 120.0) -> bytes:
             out += data
 
 
-@pytest.fixture
-def big_corpus(tmp_path: Path) -> Path:
+@pytest.fixture(params=["helper"])
+def big_corpus(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """~10 MB, counted here with a split helper for some seconds; with the param "pool", a sparse
+    file (NUL bytes: binary, skipped when read) makes it large enough for the counting pool."""
     folder = tmp_path / "corpus"
     folder.mkdir()
     text = "\n".join(TRAINING)
-    for i in range(10):  # ~10 MB: counted by the worker processes, for some seconds
+    for i in range(10):
         (folder / f"d{i}.txt").write_text((text + f" {i}\n") * (1_000_000 // len(text)), encoding="utf-8")
+    if request.param == "pool":
+        from tokviz.training.corpus import POOL_MIN_BYTES
+
+        with open(folder / "pad.bin", "wb") as f:
+            f.truncate(POOL_MIN_BYTES)
     return folder
 
 
+@pytest.mark.parametrize("big_corpus", ["helper", "pool"], indirect=True)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_killed_while_counting_leaves_no_process(big_corpus: Path, tmp_path: Path, sig: signal.Signals):
     cmd = [sys.executable, "-m", "tokviz", "train", str(big_corpus), "-o", str(tmp_path / "v"),
@@ -96,7 +104,7 @@ def test_killed_while_counting_leaves_no_process(big_corpus: Path, tmp_path: Pat
             assert line, f"the CLI ended before counting: {seen!r}"
             seen = line
         children = _descendants(proc.pid)
-        assert children, "the corpus should be counted by worker processes too"
+        assert children, "the corpus should be counted by a worker or helper process too"
         os.kill(proc.pid, sig)
         assert proc.wait() == -sig
         rest = _read_to_eof(proc.stderr).decode(errors="replace")
@@ -110,6 +118,7 @@ def test_killed_while_counting_leaves_no_process(big_corpus: Path, tmp_path: Pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]
 
 
+@pytest.mark.parametrize("big_corpus", ["helper", "pool"], indirect=True)
 def test_interrupted_with_ctrl_c_while_counting_exits_cleanly(big_corpus: Path, tmp_path: Path):
     cmd = [sys.executable, "-m", "tokviz", "train", str(big_corpus), "-o", str(tmp_path / "v"),
            "--vocab-size", "20000", "--jobs", "2"]

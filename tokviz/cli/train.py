@@ -11,6 +11,7 @@ This module does not train (see `tokviz.training.trainer`) or write files itself
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -18,10 +19,10 @@ from typing import TextIO
 from tokviz.cli.errors import CliError
 from tokviz.cli.progress import ProgressBar
 from tokviz.core.cancel import Cancelled
-from tokviz.core.cluster import scheduler_address
 from tokviz.training.events import Progress
 from tokviz.training.pretokenize import PRESETS
 
+SCHEDULER_ENV = "TOKVIZ_SCHEDULER"  # `tokviz.core.cluster.SCHEDULER_ENV` (a test holds them equal)
 _UNITS = {"scanning": "files", "counting": "MB", "merging": "merges"}
 
 
@@ -49,7 +50,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="stop when no pair occurs F times (default 2)")
     p.add_argument("--jobs", type=int, default=None, metavar="J",
                    help="processes counting the corpus, this one included (default: the cores, "
-                   "at most 4, for a corpus of 64 MB or more; else 1)")
+                   "at most 4, for a corpus of 4 MB or more; else 1); below 64 MB, 2 or more is this "
+                   "process and one helper that splits")
     p.add_argument("--word-counts", metavar="FILE",
                    help="also train on 'chunk<TAB>count' lines (in the chunk: \\t \\n \\r \\\\ escapes)")
     p.add_argument("--dataset", action="store_true",
@@ -115,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
             include=args.include, exclude=args.exclude, gitignore=args.gitignore,
             non_utf8=args.non_utf8, special_tokens=args.special, min_frequency=args.min_frequency,
             jobs=args.jobs, word_counts=args.word_counts, dataset=args.dataset, field=args.field,
-            scheduler=scheduler_address(args.scheduler),
+            scheduler=_scheduler(args.scheduler),
         )
         result = train(args.paths, options, progress=progress)
         check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)  # appeared meanwhile?
@@ -126,6 +128,16 @@ def run(args: argparse.Namespace) -> int:
         bar.close(keep=True)
     _summary(result, written, err)
     return 0
+
+
+def _scheduler(given: str | None) -> str | None:
+    """`tokviz.core.cluster.scheduler_address`, without importing that module (logging, tempfile,
+    hashlib: some ms of every run's start-up) when neither --scheduler nor its variable is set."""
+    if given is None and SCHEDULER_ENV not in os.environ:
+        return None
+    from tokviz.core.cluster import scheduler_address
+
+    return scheduler_address(given)
 
 
 def _stem(output: str) -> str:

@@ -11,7 +11,9 @@ bytes are binary and skipped; files that are not UTF-8 are skipped or decoded wi
 option; unreadable files are skipped; a file is counted whole or not at all. Every skip is
 reported with its reason. Memory grows with the number of distinct chunks, not with the corpus.
 
-Small inputs, and `jobs=1`, are counted in this process; larger ones by `pool.CountingPool`.
+Small inputs, and `jobs=1`, are counted in this process alone. From `HELPER_MIN_BYTES` on, `jobs > 1`
+counts in this process and splits the distinct segments with a helper process as well
+(`splitter.SplitHelper`); from `POOL_MIN_BYTES` on, on `pool.CountingPool`'s processes.
 
 This module does not walk folders (see `tokviz.core.walk`) or merge (see `bpe`).
 """
@@ -23,6 +25,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -40,13 +43,15 @@ from tokviz.training.pieces import (
     read_piece,
 )
 from tokviz.training.pool import CountingPool
-from tokviz.training.pretokenize import ChunkCounter, compile_pattern
+from tokviz.training.pretokenize import SEGMENT_SAFE, ChunkCounter, ascii_pattern, compile_pattern
+from tokviz.training.splitter import SplitHelper
 
 if TYPE_CHECKING:
     import regex
 
 BLOCK_SIZE = 1 << 20  # bytes per piece: what one read holds (the text, and its segments list)
-POOL_MIN_BYTES = 4 << 20  # below this, starting workers costs more than they save
+HELPER_MIN_BYTES = 4 << 20  # below this, splitting is too short to share with a helper process
+POOL_MIN_BYTES = 64 << 20  # below this, the pool's workers start up (numpy) for longer than they save
 _CUT = re.compile(rb"[!-~] ")  # a printable ASCII character, then a space: cut between them
 _LINE = re.compile(rb"\n")  # with no pattern: cut after a newline
 
@@ -133,20 +138,19 @@ def read_blocks(
         yield read_piece(piece, non_utf8=non_utf8)
 
 
-DEFAULT_POOL_BYTES = 64 << 20  # the default counts on the cores (at most 4) from this corpus size on
-
-
 def default_jobs(total_bytes: int | None = None) -> int:
     """Counting processes when `jobs` is not given, for a corpus of `total_bytes` (None: large):
-    the cores this process may run on, at most 4, from `DEFAULT_POOL_BYTES` on; below, 1 (count
-    here). `--jobs n` is `n - 1` workers and this process (`pool`).
+    the cores this process may run on, at most 4, from `HELPER_MIN_BYTES` on; below, 1 (count
+    here). `--jobs n` is `n - 1` workers and this process (`pool`), or below `POOL_MIN_BYTES`
+    this process and one helper that splits (`splitter`).
 
     Why (`python bench/bench_train.py --jobs 1 2` compares): on a large corpus a second counting
-    process saves wall time for more memory; below some tens of MB a worker's start-up (it imports
-    numpy and regex) and a busy second core cost more than the second core gives. At most 4: each
-    counting process holds the distinct segments of its share.
+    process saves wall time for more memory. Below some tens of MB a pool worker's start-up (it
+    imports numpy and regex) costs more than the second core gives, while a split helper starts
+    in a few tens of ms, hidden behind the reading, and takes half the split, the larger part of
+    counting. At most 4: each counting process holds the distinct segments of its share.
     """
-    if total_bytes is not None and total_bytes < DEFAULT_POOL_BYTES:
+    if total_bytes is not None and total_bytes < HELPER_MIN_BYTES:
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
@@ -167,8 +171,9 @@ def count_corpus(
     """Count the chunks of `files`; return `(chunk_key -> count, report)`.
 
     Files are cut into pieces (`plan_pieces`); with `jobs > 1` and enough bytes the pieces are
-    counted by worker processes (`pool.CountingPool`), else here. Raises Cancelled when
-    `cancel` is set (workers are ended at once).
+    counted by worker processes (`pool.CountingPool`), else here, with a helper process that
+    splits (`splitter.SplitHelper`) from `HELPER_MIN_BYTES` on. Raises Cancelled when `cancel`
+    is set (workers are ended at once).
     """
     compiled = compile_pattern(pattern)  # a bad pattern fails here, in the caller's process
     sizes = []
@@ -188,17 +193,18 @@ def count_corpus(
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)  # the workers are up
             counts, log = pool.count(pieces, reporter, {str(p): n for p, n in zip(files, sizes)})
     else:
-        reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
-        counter = ChunkCounter(compiled)
-        consumed = 0
+        with _split_helper(pattern if jobs > 1 and total_bytes >= HELPER_MIN_BYTES else None) as helper:
+            reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
+            counter = ChunkCounter(compiled)
+            consumed = 0
 
-        def on_bytes(n: int) -> None:
-            nonlocal consumed
-            consumed += n
-            reporter.tick(consumed, bytes_read=consumed)
+            def on_bytes(n: int) -> None:
+                nonlocal consumed
+                consumed += n
+                reporter.tick(consumed, bytes_read=consumed)
 
-        log = count_pieces(pieces, counter, non_utf8, on_bytes)
-        packed = compact(counter.counts(check=reporter.check))
+            log = count_pieces(pieces, counter, non_utf8, on_bytes)
+            packed = compact(counter.counts(check=reporter.check, helper=helper))
         del counter  # its chunk strings go before `expand` makes their keys
         counts = expand(*packed)
         del packed
@@ -206,6 +212,16 @@ def count_corpus(
     reporter.emit(report.bytes, files_read=report.files_read, files_skipped=len(report.files_skipped),
                   bytes_read=report.bytes)
     return counts, report
+
+
+def _split_helper(pattern: str | None) -> AbstractContextManager[SplitHelper | None]:
+    """A split helper for a preset `pattern` (None: no helper), or none if it cannot start."""
+    if pattern not in SEGMENT_SAFE or pattern is None:
+        return nullcontext()
+    try:
+        return SplitHelper(pattern, ascii_pattern(pattern))
+    except OSError:  # no interpreter to run it (an embedded Python): this process splits alone
+        return nullcontext()
 
 
 def piece_report(

@@ -38,7 +38,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-import signal
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -60,6 +59,7 @@ from tokviz.training.pieces import (
     piece_size,
 )
 from tokviz.training.pretokenize import ChunkCounter, compile_pattern
+from tokviz.training.splitter import ignore_ctrl_c, start_ignoring_ctrl_c
 
 TASK_BYTES = 2 << 20  # bytes per task: small enough that the workers finish together
 AHEAD = 2  # tasks a worker holds: it never waits for the parent between two tasks
@@ -90,7 +90,7 @@ class CountingPool:
                 result_r, result_w = multiprocessing.Pipe(duplex=False)
                 process = multiprocessing.get_context("spawn").Process(
                     target=_serve, args=(task_r, result_w, pattern, non_utf8), name="tokviz-count", daemon=True)
-                process.start()
+                start_ignoring_ctrl_c(process.start)
                 task_r.close()  # the parent keeps only its own ends: a dead worker reads as EOF
                 result_w.close()
                 self.workers.append(_Worker(process, task_w, result_r))
@@ -222,7 +222,7 @@ def _read_tasks(tasks: Connection, inbox: queue.SimpleQueue[Any]) -> None:
 
 
 def _serve(tasks: Connection, results: Connection, pattern: str | None, non_utf8: NonUtf8) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent ends us
+    ignore_ctrl_c()  # Ctrl-C reaches the whole group: the parent ends us
     inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
     threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
     try:

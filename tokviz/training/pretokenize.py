@@ -13,16 +13,18 @@ from __future__ import annotations
 import operator
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from itertools import compress, repeat
-from typing import AnyStr, Literal
+from typing import Literal
 
 import regex
 
 from tokviz.core.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 from tokviz.training.events import TrainingError
 from tokviz.training.segcount import SegmentTable, count_block
+from tokviz.training.splitter import BATCH as SPLIT_BATCH
+from tokviz.training.splitter import SplitFinder, SplitHelper, count_found, split_with
 
 PRESETS: dict[str, str | None] = {
     "gpt2": GPT2_PATTERN,
@@ -136,14 +138,15 @@ class ChunkCounter:
         self.chunks.update(findall(segments[-1]))
         self.segments.update(segments[1:-1])
 
-    def counts(self, check: Callable[[], None] | None = None) -> Counter[str]:
-        """Split the pending segments and return all chunk counts.
+    def counts(self, check: Callable[[], None] | None = None, helper: SplitHelper | None = None) -> Counter[str]:
+        """Split the pending segments and return all chunk counts; `helper` (`splitter`) may
+        split some of them.
 
         `check()` is called between batches of about a megabyte (it may raise to cancel).
         """
         if self.compiled is not None:  # segments come only with a pattern
             self.table.flush(self.segments)
-            split_table(self.table, self.compiled, self.chunks, check)
+            split_table(self.table, self.compiled, self.chunks, check, helper)
             split_segments(self.segments, self.compiled, self.chunks, check)
             self.segments = Counter()
         self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches
@@ -191,7 +194,7 @@ def split_segments(
                 if rest:
                     parts.append(findall("".join(rest)))
             del batch
-            _count_found(chunks, parts, n)
+            count_found(chunks, parts, n)
             del parts
 
 
@@ -200,50 +203,30 @@ def split_table(
     compiled: regex.Pattern[str],
     chunks: Counter[str],
     check: Callable[[], None] | None = None,
+    helper: SplitHelper | None = None,
 ) -> None:
-    """`split_segments` for the segments of a (flushed) `SegmentTable`, emptying it.
+    """`split_segments` for the segments of a (flushed) `SegmentTable`, emptying it; with
+    `helper`, the batches it takes are split there (`splitter`).
 
     The ASCII segments are split as bytes (`ascii_findall_bytes`: the same chunks, and `re`
     finds and `Counter` counts bytes ~20 % faster than the same text as a str); their chunks are
     turned into strings once each, at the end.
     """
-    findall = compiled.findall
-    fast = ascii_findall_bytes(compiled.pattern)
-    ascii_chunks: Counter[bytes] = Counter()
-    for n, joined in table.batches(_BATCH, check):  # (checked while gathered, and while split)
-        if check is not None:
-            check()
-        if fast is None:
-            _count_found(chunks, [findall(b"".join(joined).decode("utf-8"))], n)
-        else:
-            _count_found(ascii_chunks, [fast(joined[0])], n)
-            if len(joined) > 1:
-                _count_found(chunks, [findall(joined[1].decode("utf-8"))], n)
-        del joined
+    finder = SplitFinder(compiled.pattern, ascii_pattern(compiled.pattern), chunks)
+
+    def batches() -> Iterator[tuple[int, list[bytes]]]:
+        size = _BATCH if helper is None else SPLIT_BATCH
+        for batch in table.batches(size, check):  # (checked while gathered, and while split)
+            if check is not None:
+                check()
+            yield batch
+
+    split_with(finder, batches(), helper)
+    ascii_chunks = finder.ascii_chunks
     if ascii_chunks:
         keys = list(map(bytes.decode, ascii_chunks))  # ASCII: each decodes as it is
         get = chunks.get
         dict.update(chunks, zip(keys, map(operator.add, map(get, keys, repeat(0)), ascii_chunks.values())))
-
-
-def _count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> None:
-    """Add the chunks found in segments seen `n` times each."""
-    for found in parts:
-        if n == 1:
-            chunks.update(found)  # a list: counted in C
-        else:
-            # weighted: count the group once, then add n times each count, in C
-            # (`found * n` would count every occurrence again: corpus-sized work)
-            _add_scaled(chunks, Counter(found), n)
-
-
-def _add_scaled(into: Counter[AnyStr], other: Counter[AnyStr], n: int) -> None:
-    """`into[k] += n * other[k]` for every k, without a Python-level loop.
-
-    (`dict.update`: `Counter.update` would count the `(key, value)` pairs as elements.)
-    """
-    keys = list(other)
-    dict.update(into, zip(keys, map(operator.add, map(into.__getitem__, keys), map(n.__mul__, other.values()))))
 
 
 _BATCH = 1 << 14  # segments split per findall call: a short step between cancel checks

@@ -1,0 +1,70 @@
+"""The split helper: the same chunk counts as splitting here, whichever batches it takes."""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+
+import pytest
+import regex
+
+from tests.training.texts import TRAINING
+from tokviz.training import splitter
+from tokviz.training.pretokenize import CL100K_PATTERN, O200K_PATTERN, ChunkCounter, ascii_pattern, compile_pattern
+from tokviz.training.splitter import SplitHelper, _pack, _unpack
+
+
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
+@pytest.mark.parametrize("batch", [3, 1 << 14])
+def test_counts_with_a_helper_are_the_counts_without(pattern: str, batch: int, monkeypatch):
+    import tokviz.training.pretokenize as pretokenize
+
+    monkeypatch.setattr(pretokenize, "_BATCH", batch)  # small batches: many, some sent and some kept
+    texts = [("\n".join(TRAINING[i:] + TRAINING) + " 한국어  émoji 😀 x") * 3 for i in range(len(TRAINING))]
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(regex.findall(pattern, text))
+    compiled = compile_pattern(pattern)
+    alone, helped = ChunkCounter(compiled, engine="numpy"), ChunkCounter(compiled, engine="numpy")
+    for text in texts:
+        alone.add(text)
+        helped.add(text)
+    with SplitHelper(pattern, ascii_pattern(pattern)) as helper:
+        assert helped.counts(helper=helper) == alone.counts() == expected
+        assert helper.held == 0
+
+
+def test_a_busy_helper_is_not_sent_more_than_it_holds(monkeypatch):
+    sent = []
+
+    class Pipe:
+        def send(self, message):
+            sent.append(message)
+
+        def poll(self):
+            return False  # no answer yet
+
+    helper = SplitHelper.__new__(SplitHelper)
+    helper.tasks, helper.results, helper.held = Pipe(), Pipe(), 0
+    offers = [helper.offer(1, [b" a"]) for _ in range(splitter.AHEAD + 2)]
+    assert offers == [True] * splitter.AHEAD + [False, False]
+    assert len(sent) == splitter.AHEAD
+
+
+@pytest.mark.parametrize("counts", [{}, {b" the": 3, b"": 1, b"\0x": 2}, {"é ": 1, "\0": 5, "😀": 2**40}])
+def test_packed_counts_come_back_the_same(counts):
+    empty = b"" if any(isinstance(k, bytes) for k in counts) else ""
+    keys, values = _unpack(*_pack(counts, empty))
+    assert dict(zip(keys, values)) == counts and len(keys) == len(counts)
+
+
+def test_the_helper_runs_this_tokviz_whatever_the_working_directory(tmp_path, monkeypatch):
+    fake = tmp_path / "tokviz" / "training"
+    fake.mkdir(parents=True)
+    for folder in (fake.parent, fake):
+        (folder / "__init__.py").write_text("")
+    (fake / "splitter.py").write_text("raise SystemExit(3)\n")  # another checkout's helper
+    monkeypatch.chdir(tmp_path)
+    with SplitHelper(CL100K_PATTERN, ascii_pattern(CL100K_PATTERN)) as helper:
+        assert helper.offer(1, [b" a b"])
+        assert helper.finish()[0] == ([b" a", b" b"], array("q", [1, 1]))
