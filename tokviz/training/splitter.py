@@ -26,10 +26,11 @@ counting pool's workers (`pool`): never forked; the helper ignores SIGINT, and l
 (`os._exit`) when its task pipe reports the parent gone (it reads the pipe between batches, each
 a few milliseconds of work).
 
-Protocol, pickled over one-way pipes (the pipes' descriptors are the helper's arguments):
-  -> ("start", pattern, ASCII pattern or None)
-  -> ("batch", n, [ascii bytes, other bytes?])    <- ("done",)
-  -> ("finish",)    <- ("chunks", ascii chunks, text chunks)   last, each as `_pack` gives it
+Protocol: the frozen dataclasses below, pickled over one-way pipes (the pipes' descriptors are
+the helper's arguments), each side receiving through `_receive`, which checks the kind:
+  -> Start(pattern, ascii_pattern)
+  -> Batch(n, joined)    <- Done()
+  -> Finish()            <- Chunks(ascii, text)   last, each as `_pack` gives it
 """
 
 from __future__ import annotations
@@ -44,12 +45,15 @@ import sys
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import accumulate, repeat
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, AnyStr, TypeVar
+from typing import AnyStr, TypeVar
 
 import regex
+
+from tokviz.core.messages import not_a
 
 try:
     import fcntl
@@ -60,6 +64,49 @@ AHEAD = 2  # batches the helper holds: it never waits for this process between t
 BATCH = 1 << 11  # segments a batch holds when shared with a helper (some tens of kB)
 K = TypeVar("K", str, bytes)
 T = TypeVar("T")
+M = TypeVar("M")
+
+
+@dataclass(frozen=True)
+class Start:
+    """The split pattern, and its `re` translation for ASCII (None: none exact)."""
+
+    pattern: str
+    ascii_pattern: str | None
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Segments seen `n` times each, joined (`segcount.SegmentTable.batches`' form): answered `Done`."""
+
+    n: int
+    joined: list[bytes]
+
+
+@dataclass(frozen=True)
+class Finish:
+    """No more batches: answered `Chunks`, the helper's last message."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """One `Batch` counted."""
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """Every chunk the helper counted: ASCII chunks and the others, each as `_pack` gives it."""
+
+    ascii: tuple[bytes, bytes, bytes]
+    text: tuple[str, bytes, bytes]
+
+
+def _receive(conn: Connection, kind: type[M]) -> M:
+    """The next message on `conn`, which must be a `kind` (`ProtocolError` otherwise)."""
+    message = conn.recv()
+    if not isinstance(message, kind):
+        raise not_a(message, f"a {kind.__name__} message of the splitting process")
+    return message
 
 
 def count_found(chunks: Counter[AnyStr], parts: list[list[AnyStr]], n: int) -> None:
@@ -130,7 +177,7 @@ class SplitHelper:
         result_w.close()
         self.tasks, self.results = task_w, result_r
         _widen(task_w)
-        self.tasks.send(("start", pattern, ascii_pattern))
+        self.tasks.send(Start(pattern, ascii_pattern))
         self.held = 0  # batches sent and not yet answered
 
     def __enter__(self) -> SplitHelper:
@@ -142,25 +189,25 @@ class SplitHelper:
     def offer(self, n: int, joined: list[bytes]) -> bool:
         """Send the batch if the helper holds fewer than `AHEAD`; False: split it here."""
         while self.held and self.results.poll():
-            self._receive("done")
+            self._result(Done)
         if self.held >= AHEAD:
             return False
-        self.tasks.send(("batch", n, joined))
+        self.tasks.send(Batch(n, joined))
         self.held += 1
         return True
 
     def finish(self) -> tuple[tuple[list[bytes], array[int]], tuple[list[str], array[int]]]:
         """Wait for the batches sent; return the helper's ASCII chunk counts and other chunk
         counts, each as `(chunks, counts)`."""
-        self.tasks.send(("finish",))
+        self.tasks.send(Finish())
         while self.held:
-            self._receive("done")
-        message = self._receive("chunks")
-        return _unpack(*message[1]), _unpack(*message[2])
+            self._result(Done)
+        chunks = self._result(Chunks)
+        return _unpack(*chunks.ascii), _unpack(*chunks.text)
 
-    def _receive(self, kind: str) -> Any:
+    def _result(self, kind: type[M]) -> M:
         try:
-            message = self.results.recv()
+            message = _receive(self.results, kind)
         except (EOFError, OSError) as e:
             from tokviz.training.events import TrainingError  # not in the helper, which never gets here
 
@@ -169,9 +216,7 @@ class SplitHelper:
             except subprocess.TimeoutExpired:
                 code = None
             raise TrainingError(f"the splitting process ended unexpectedly (exit code {code})") from e
-        if message[0] != kind:
-            raise RuntimeError(f"the splitting process sent {message[0]!r}, expected {kind!r}")
-        if kind == "done":
+        if isinstance(message, Done):
             self.held -= 1
         return message
 
@@ -236,17 +281,19 @@ def _unpack(joined: K, lengths: bytes, values: bytes) -> tuple[list[K], array[in
 
 def _serve(tasks: Connection, results: Connection) -> None:
     try:
-        _, pattern, ascii_pattern = tasks.recv()  # ("start", ...)
-        finder = SplitFinder(pattern, ascii_pattern)
-        send = results.send
+        start = _receive(tasks, Start)
+        finder = SplitFinder(start.pattern, start.ascii_pattern)
+        send, done = results.send, Done()
         while True:
-            message: Any = tasks.recv()
-            if message[0] == "batch":
-                finder.add(message[1], message[2])
-                send(("done",))
-            else:  # "finish"
-                send(("chunks", _pack(finder.ascii_chunks, b""), _pack(finder.chunks, "")))
+            message = tasks.recv()
+            if isinstance(message, Batch):
+                finder.add(message.n, message.joined)
+                send(done)
+            elif isinstance(message, Finish):
+                send(Chunks(_pack(finder.ascii_chunks, b""), _pack(finder.chunks, "")))
                 return
+            else:
+                raise not_a(message, "a Batch or Finish message of the splitting process")
     except (OSError, EOFError):
         os._exit(0)  # the parent is gone (a broken pipe): nobody to tell
 
@@ -270,4 +317,8 @@ def _main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    _main(sys.argv[1:])
+    # run from the module under its own name, so the messages pickle as this module's classes
+    # (`__main__.Done` would mean nothing to the parent)
+    from tokviz.training.splitter import _main as main
+
+    main(sys.argv[1:])
