@@ -64,7 +64,7 @@ def small_corpus(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def big_corpus(tmp_path_factory) -> Path:
-    """About 7 MB of random words: counted by a pool of processes, long enough to cancel mid-run."""
+    """About 7 MB of random words: split with a helper process, long enough to cancel mid-run."""
     root = tmp_path_factory.mktemp("big")
     rng = random.Random(5)
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -125,11 +125,13 @@ def descendants(pid: int) -> dict[int, str]:
     return found
 
 
-def pool_workers() -> list[int]:
-    """Counting workers: processes spawned by the trainer's child process, itself spawned."""
+def counting_helpers() -> list[int]:
+    """The processes the trainer's child process (itself spawned) counts with: the pool's workers
+    or, below the pool's corpus size, the split helper."""
     procs = descendants(os.getpid())
     spawned = [pid for pid, cmd in procs.items() if "multiprocessing" in cmd]
-    return [pid for child in spawned for pid, cmd in descendants(child).items() if "multiprocessing" in cmd]
+    return [pid for child in spawned for pid, cmd in descendants(child).items()
+            if "multiprocessing" in cmd or "tokviz.training.splitter" in cmd]
 
 
 def test_small_folder_trains_reports_skipped_saves_and_recuts(
@@ -242,12 +244,12 @@ def test_closing_mid_run_cancels_waits_and_leaves_no_processes(qtbot, data_dir: 
     run = panel.run
     qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "counting"
                     and panel.last_progress.bytes_read > 0, timeout=RUN_MS)
-    assert pool_workers(), "the corpus should be counted by worker processes"
+    assert counting_helpers(), "the corpus should be counted with a helper process"
     panel.close()
     assert not panel.running and not run.is_running
     assert run.outcome == "aborted"
     assert not [t for t in panel.findChildren(QThread) if t.isRunning()]
-    assert pool_workers() == []
+    assert counting_helpers() == []
     assert set(multiprocessing.active_children()) <= before
     assert not (data_dir / "trained").exists() or not any((data_dir / "trained").iterdir())
 
