@@ -207,3 +207,16 @@ def test_text_a_model_drops_is_said_to_be_in_no_token(capsys):
     assert [(t["start"], t["end"], t["piece"]) for t in record["tokens"]] == [(1, 4, "<s>")]
     code, out, _ = run(capsys, "encode", "-t", "cl100k_base", "no gaps here")
     assert "in no token" not in out
+
+
+def test_a_broken_pipe_that_is_not_the_output_is_an_error():
+    """A pipe to one of tokviz's own processes breaking (a worker killed) is an error line, not the
+    quiet exit of a reader that left: the output's reader is still there."""
+    code = ("import argparse, sys\n"
+            "from tokviz.cli import run_command\n"
+            "def run(args):\n"
+            "    raise BrokenPipeError(32, 'Broken pipe')\n"
+            "sys.exit(run_command(argparse.Namespace(run=run)))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stderr == "tokviz: error: [Errno 32] Broken pipe\n"

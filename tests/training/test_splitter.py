@@ -12,6 +12,7 @@ import regex
 
 from tests.training.texts import TRAINING
 from tokviz.training import splitter
+from tokviz.training.events import TrainingError
 from tokviz.training.pretokenize import CL100K_PATTERN, O200K_PATTERN, ChunkCounter, ascii_pattern, compile_pattern
 from tokviz.training.splitter import SplitHelper, _pack, _unpack
 
@@ -65,3 +66,14 @@ def test_the_helper_runs_this_tokviz_whatever_the_working_directory(tmp_path, mo
     with SplitHelper(CL100K_PATTERN, ascii_pattern(CL100K_PATTERN)) as helper:
         assert helper.offer(1, [b" a b"])
         assert helper.finish()[0] == ([b" a", b" b"], array("q", [1, 1]))
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_killed_helper_is_a_training_error_not_a_broken_pipe():
+    """The CLI takes a BrokenPipeError for its output's reader gone and exits quietly: a helper
+    killed mid-run must say so instead."""
+    with SplitHelper(CL100K_PATTERN, ascii_pattern(CL100K_PATTERN)) as helper:
+        helper.process.kill()
+        helper.process.wait()
+        with pytest.raises(TrainingError, match=r"the splitting process ended unexpectedly \(exit code -9\)"):
+            helper.offer(1, [b" a"])  # a pipe with no reader left refuses any write

@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import select
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from tokviz import __version__
 from tokviz.cli.errors import CliError, check_argument, one_line
@@ -86,7 +88,10 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         status = int(args.run(args))
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
-    except BrokenPipeError:
+    except BrokenPipeError as e:
+        if not _reader_gone(sys.stdout):  # a pipe to a process of our own: an error like any other
+            print(f"{prog}: error: {one_line(e)}", file=sys.stderr)
+            return int(getattr(args, "error_status", 1))
         # the reader went away (`tokviz encode ... | head`): stop quietly, as Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
@@ -102,3 +107,15 @@ def _run(args: argparse.Namespace, prog: str) -> int:
             raise
         print(f"{prog}: error: the tokenizer library failed: {one_line(e)}", file=sys.stderr)
         return int(getattr(args, "error_status", 1))
+
+
+def _reader_gone(stream: TextIO) -> bool:
+    """Whether `stream` is a pipe whose reader has closed it (poll reports an error on its end).
+    Where that cannot be told (no file descriptor, no `poll`), assume it is."""
+    try:
+        fd = stream.fileno()
+        poller = select.poll()
+    except (OSError, ValueError, AttributeError):
+        return True
+    poller.register(fd, 0)  # errors and hang-ups are reported whatever the mask
+    return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))

@@ -148,10 +148,7 @@ class CountingPool:
                 try:
                     message: Any = conn.recv()
                 except (EOFError, OSError) as e:
-                    w.process.join(1)
-                    raise TrainingError(
-                        f"a counting process ended unexpectedly (exit code {w.process.exitcode})"
-                    ) from e
+                    raise _died(w) from e
                 kind = message[0]
                 if kind == "bytes":
                     consumed += message[1]
@@ -183,7 +180,7 @@ class CountingPool:
     def _deal(self, w: _Worker, todo: deque[list[Piece]]) -> None:
         """Top the worker up to `AHEAD` tasks; once none is left, every worker finishes."""
         while w.held < AHEAD and todo:  # a finishing worker is only told so once todo is empty
-            w.tasks.send(("task", todo.popleft()))
+            _send(w, ("task", todo.popleft()))
             w.held += 1
         if not todo:
             self._finish()
@@ -195,7 +192,7 @@ class CountingPool:
         own segments)."""
         for w in self.workers:
             if not w.finishing:
-                w.tasks.send(("finish",))
+                _send(w, ("finish",))
                 w.finishing = True
 
     def close(self) -> None:
@@ -243,3 +240,17 @@ def _serve(tasks: Connection, results: Connection, pattern: str | None, non_utf8
                 return
     except (OSError, EOFError):
         os._exit(0)  # the parent is gone (a broken pipe): nobody to tell
+
+
+def _send(w: _Worker, message: tuple[Any, ...]) -> None:
+    """Send to a worker; one that died is a TrainingError (not a BrokenPipeError, which the CLI
+    would take for its own output's reader gone)."""
+    try:
+        w.tasks.send(message)
+    except OSError as e:  # BrokenPipeError: the worker's end is closed
+        raise _died(w) from e
+
+
+def _died(w: _Worker) -> TrainingError:
+    w.process.join(1)
+    return TrainingError(f"a counting process ended unexpectedly (exit code {w.process.exitcode})")

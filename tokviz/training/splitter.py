@@ -177,7 +177,7 @@ class SplitHelper:
         result_w.close()
         self.tasks, self.results = task_w, result_r
         _widen(task_w)
-        self.tasks.send(Start(pattern, ascii_pattern))
+        self._send(Start(pattern, ascii_pattern))
         self.held = 0  # batches sent and not yet answered
 
     def __enter__(self) -> SplitHelper:
@@ -192,14 +192,14 @@ class SplitHelper:
             self._result(Done)
         if self.held >= AHEAD:
             return False
-        self.tasks.send(Batch(n, joined))
+        self._send(Batch(n, joined))
         self.held += 1
         return True
 
     def finish(self) -> tuple[tuple[list[bytes], array[int]], tuple[list[str], array[int]]]:
         """Wait for the batches sent; return the helper's ASCII chunk counts and other chunk
         counts, each as `(chunks, counts)`."""
-        self.tasks.send(Finish())
+        self._send(Finish())
         while self.held:
             self._result(Done)
         chunks = self._result(Chunks)
@@ -209,16 +209,25 @@ class SplitHelper:
         try:
             message = _receive(self.results, kind)
         except (EOFError, OSError) as e:
-            from tokviz.training.events import TrainingError  # not in the helper, which never gets here
-
-            try:
-                code = self.process.wait(1)
-            except subprocess.TimeoutExpired:
-                code = None
-            raise TrainingError(f"the splitting process ended unexpectedly (exit code {code})") from e
+            raise self._died() from e
         if isinstance(message, Done):
             self.held -= 1
         return message
+
+    def _send(self, message: Start | Batch | Finish) -> None:
+        try:
+            self.tasks.send(message)
+        except OSError as e:  # BrokenPipeError: not the CLI's own output, which it would take it for
+            raise self._died() from e
+
+    def _died(self) -> Exception:
+        from tokviz.training.events import TrainingError  # not in the helper, which never gets here
+
+        try:
+            code = self.process.wait(1)
+        except subprocess.TimeoutExpired:
+            code = None
+        return TrainingError(f"the splitting process ended unexpectedly (exit code {code})")
 
     def close(self) -> None:
         """End the helper: closing its task pipe lets it leave; terminate makes that immediate."""
