@@ -72,3 +72,15 @@ def test_compact_and_parts_are_the_same_tokens(vocab):
     assert enc.part(2, n - 1) == list(enc)[2 : n - 1]
     assert enc.shifted(5, 7)[0].start == enc[0].start + 5 and enc.shifted(5, 7)[0].byte_end == enc[0].byte_end + 7
     assert [enc.token_text(i) for i in range(n)] == [display_text(t.bytes) for t in enc]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1"])
+def test_slices_short_and_long_are_the_tokens_encode_gives(vocab, name):
+    """A few tokens are read from their own rows of the table, many from every row: the same."""
+    tok = vocab(name)
+    text = " ".join(MULTILINGUAL.values()) * 3
+    cols, tokens = tok.encode_columns(text), tok.encode(text)
+    assert len(cols.table) > 8  # so that the short slices below read only their own rows
+    for a, b in [(0, 1), (5, 7), (len(tokens) - 2, len(tokens)), (0, len(tokens)), (3, len(tokens) - 3)]:
+        assert cols[a:b] == tokens[a:b]
+        assert [cols[i] for i in range(a, b)] == tokens[a:b]

@@ -278,11 +278,16 @@ class Encoding(Sequence[Token]):
         """Tokens `start` to `stop - 1`, each column read once as a list."""
         if stop <= start:
             return []
-        rows = self.table.rows()
+        keys = self.key_index[start:stop].tolist()
+        table = self.table
+        # a few tokens (a fragment run, a tooltip): the rows they use, not every row of the table
+        rows: Sequence[Row] | dict[int, Row] = (
+            {k: table.row(k) for k in dict.fromkeys(keys)} if 4 * len(keys) < len(table) else table.rows()
+        )
         return [
             Token(rows[k][0], rows[k][1], bs, be, s, e, rows[k][2], rows[k][3])
             for k, bs, be, s, e in zip(
-                self.key_index[start:stop].tolist(), self.byte_starts[start:stop].tolist(),
+                keys, self.byte_starts[start:stop].tolist(),
                 self.byte_ends[start:stop].tolist(), self.starts[start:stop].tolist(), self.ends[start:stop].tolist(),
             )
         ]
