@@ -216,7 +216,7 @@ def count_corpus(
 
 def _split_helper(pattern: str | None) -> AbstractContextManager[SplitHelper | None]:
     """A split helper for a preset `pattern` (None: no helper), or none if it cannot start."""
-    if pattern not in SEGMENT_SAFE or pattern is None:
+    if pattern is None or pattern not in SEGMENT_SAFE:
         return nullcontext()
     try:
         return SplitHelper(pattern, ascii_pattern(pattern))

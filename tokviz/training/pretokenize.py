@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from functools import cache
-from itertools import compress, repeat
+from itertools import compress
 from typing import Literal
 
 import regex
@@ -24,7 +24,7 @@ from tokviz.core.patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 from tokviz.training.events import TrainingError
 from tokviz.training.segcount import SegmentTable, count_block
 from tokviz.training.splitter import BATCH as SPLIT_BATCH
-from tokviz.training.splitter import SplitFinder, SplitHelper, count_found, split_with
+from tokviz.training.splitter import SplitFinder, SplitHelper, add_pairs, count_found, split_with
 
 PRESETS: dict[str, str | None] = {
     "gpt2": GPT2_PATTERN,
@@ -223,10 +223,8 @@ def split_table(
 
     split_with(finder, batches(), helper)
     ascii_chunks = finder.ascii_chunks
-    if ascii_chunks:
-        keys = list(map(bytes.decode, ascii_chunks))  # ASCII: each decodes as it is
-        get = chunks.get
-        dict.update(chunks, zip(keys, map(operator.add, map(get, keys, repeat(0)), ascii_chunks.values())))
+    if ascii_chunks:  # ASCII: each decodes as it is
+        add_pairs(chunks, list(map(bytes.decode, ascii_chunks)), ascii_chunks.values())
 
 
 _BATCH = 1 << 14  # segments split per findall call: a short step between cancel checks
