@@ -10,6 +10,7 @@ from tokviz.core.tokens import (
     Token,
     TokenKind,
     display_text,
+    display_texts,
     hex_bytes,
     is_fragment,
     sanitize,
@@ -42,6 +43,24 @@ def test_a_combining_mark_after_a_name_sits_on_a_dotted_circle_not_on_the_name()
     assert display_text("\r\u0301") == "⟨CR⟩◌\u0301"
     assert display_text("\r\u0301", visible_whitespace=False) == "\r\u0301"  # no name: nothing added
     assert display_text("e\u0301 \u0915\u093f") == "e\u0301·\u0915\u093f"  # marks on letters stay as they are
+
+
+#: texts where the notation does something: names, whitespace, marks after a name, partial bytes
+_NOTATION_CHARS = "a \t\n\r\x00\x07\xa0\u0301\u20e3\ufe0f\u200d\u3000\ufffd\uffff根👨é"
+_PIECES = st.one_of(
+    st.binary(max_size=6),
+    st.text(alphabet=_NOTATION_CHARS, max_size=5).map(lambda t: t.encode("utf-8")),
+    st.tuples(st.text(alphabet=_NOTATION_CHARS, max_size=4), st.integers(0, 12), st.integers(0, 12)).map(
+        lambda t: t[0].encode("utf-8")[t[1]:t[1] + t[2]]  # a cut of whole characters: fragments
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=8), st.booleans())
+def test_display_texts_equal_display_text_of_each(datas, visible):
+    expected = [display_text(d, visible_whitespace=visible) for d in datas]
+    assert display_texts(datas, visible_whitespace=visible) == expected
 
 
 def test_hex_bytes():

@@ -10,6 +10,7 @@ This module does not tokenize anything; backends do (see `tokviz.core.backends`)
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -149,6 +150,31 @@ def display_text(data: bytes | str, *, visible_whitespace: bool = True) -> str:
     if not text.isascii():  # an ASCII text holds no combining mark
         text = (_LABEL_THEN_MARK if visible_whitespace else _NAME_THEN_MARK).sub(rf"\1{_DOTTED_CIRCLE}", text)
     return text.translate(_VISIBLE_TABLE if visible_whitespace else _CONTROL_ONLY_TABLE)
+
+
+#: what `display_texts` puts between the texts: a noncharacter, so no decoder merges it with a
+#: neighbour's partial bytes (its lead byte ends any partial sequence before it, and it ends whole),
+#: it has no name in the notation and is no combining mark (nothing is drawn on it or after it)
+_SEPARATOR = "\uffff"
+_SEPARATOR_BYTES = _SEPARATOR.encode("utf-8")
+
+
+def display_texts(datas: Sequence[bytes], *, visible_whitespace: bool = True) -> list[str]:
+    """Give `display_text` of each of `datas`, made in one pass over them all.
+
+    A whole column of a pane's tokens at once: they are joined with a separator, shown as one
+    text and split again, so the Python work does not grow with their number. Where one of them
+    holds the separator itself, each is shown alone.
+
+    >>> display_texts([b"a b", b"\\xe6\\xa0", b"\\xad\\n", b""])
+    ['a·b', '�', '�↵', '']
+    """
+    if len(datas) < 2:
+        return [display_text(data, visible_whitespace=visible_whitespace) for data in datas]
+    text = _SEPARATOR_BYTES.join(datas).decode("utf-8", errors="replace")
+    if text.count(_SEPARATOR) != len(datas) - 1:  # one of them holds U+FFFF: no split would be right
+        return [display_text(data, visible_whitespace=visible_whitespace) for data in datas]
+    return display_text(text, visible_whitespace=visible_whitespace).split(_SEPARATOR)
 
 
 def hex_bytes(data: bytes) -> str:
