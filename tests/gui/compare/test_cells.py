@@ -11,9 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokviz.analysis.notation import token_tooltip
+from tokviz.core.encoding import TokenTable
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 from tokviz.gui.compare import token_layout
-from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for
+from tokviz.gui.compare.cells import ViewOptions, cell_for, cells_for, table_cells
 from tokviz.gui.compare.token_layout import CELL_GAP, LineBreaks, TokenLayout, TokenWidths, covering
 
 
@@ -59,6 +60,25 @@ def test_modes_and_whitespace() -> None:
 def test_cells_are_shared_per_id_and_bytes() -> None:
     cells = cells_for([FRAGMENT, SPECIAL, FRAGMENT], ViewOptions())
     assert cells[0] is cells[2] and cells[0] is not cells[1]
+
+
+_ROW_BYTES = st.one_of(
+    st.binary(max_size=5),
+    st.text(alphabet="a \t\n\r\x07\xa0\u0301\ufe0f\u200d\uffff根👨", max_size=4).map(str.encode),
+)
+_ROWS = st.lists(st.tuples(st.integers(0, 200_000), _ROW_BYTES, st.sampled_from(list(TokenKind)),
+                           st.sampled_from(["", "<|x|>", "Ġa"])), max_size=12)
+
+
+@given(_ROWS, st.sampled_from(["text", "ids", "both"]), st.booleans())
+def test_table_cells_are_each_rows_cell(rows, mode, visible) -> None:
+    """The cells made column by column are `cell_for`'s, row by row: labels, hex, ids, pills,
+    newlines, whitespace shown or not."""
+    rows = list({(i, data): (i, data, kind, piece) for i, data, kind, piece in rows}.values())
+    table = TokenTable.of_rows(rows)
+    options = ViewOptions(mode=mode, visible_whitespace=visible)
+    expected = [cell_for(Token(i, data, 0, 0, 0, 0, kind, piece), options) for i, data, kind, piece in rows]
+    assert table_cells(table, options) == expected
 
 
 def test_tooltip_names_id_piece_bytes_span_kind() -> None:

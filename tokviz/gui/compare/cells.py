@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 from tokviz.analysis.notation import joined_fragments
-from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
+from tokviz.core.encoding import KINDS, TokenTable
+from tokviz.core.tokens import Token, TokenKind, display_text, display_texts, hex_bytes
 
 # the options live in the compare model; named here too, where the cells that draw by them are
 from tokviz.model.compare import VIEW_MODES as VIEW_MODES
@@ -54,10 +56,41 @@ def cell_for(token: Token, options: ViewOptions) -> Cell:
     return Cell(label, hexed, sub, kind, token.bytes.count(b"\n"))
 
 
+#: what a label loses with whitespace hidden: line breaks (the layout draws them), tabs as spaces
+_HIDDEN_WHITESPACE = str.maketrans({"\n": "", "\r": "", "\t": "    "})
+
+
 def _shown_label(label: str, options: ViewOptions) -> str:
+    return label if options.visible_whitespace else label.translate(_HIDDEN_WHITESPACE)
+
+
+def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
+    """`cell_for` of each row of `table` (an encoding's distinct tokens), in its order.
+
+    Made column by column (`display_texts` shows every label in one pass): a pane's preparation
+    runs beside the GUI thread, and Python work per token there is time the GUI thread waits for
+    the GIL.
+
+    >>> table = TokenTable.of_rows([(72, b"\\n\\n", TokenKind.NORMAL, "ĊĊ"), (9, b"\\xe6", TokenKind.FRAGMENT, "æ")])
+    >>> [(c.label, c.hex, c.newlines) for c in table_cells(table, ViewOptions())]
+    [('↵↵', '', 2), ('�', 'e6', 0)]
+    """
+    datas, n = table.datas, len(table)
+    kinds = [KINDS[code] for code in table.kinds.tolist()]
+    pills = [k for k, kind in enumerate(kinds) if kind in PILL_KINDS]
+    newlines = [data.count(b"\n") for data in datas]
+    for k in pills:
+        newlines[k] = 0
+    if options.mode == "ids":
+        return list(map(Cell, map(str, table.ids.tolist()), repeat("", n), repeat("", n), kinds, newlines))
+    subs = map(str, table.ids.tolist()) if options.mode == "both" else repeat("", n)
+    labels = display_texts(datas, visible_whitespace=options.visible_whitespace)
     if not options.visible_whitespace:
-        label = label.replace("\n", "").replace("\r", "").replace("\t", "    ")
-    return label
+        labels = [label.translate(_HIDDEN_WHITESPACE) for label in labels]
+    for k in pills:
+        labels[k] = table.pieces[k] or display_text(datas[k])
+    hexes = [hex_bytes(data) if kind in HEX_KINDS else "" for kind, data in zip(kinds, datas)]
+    return list(map(Cell, labels, hexes, subs, kinds, newlines))
 
 
 def join_fragments(tokens: Sequence[Token], cells: list[Cell], fragments: Sequence[int],
