@@ -9,7 +9,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 
-from tokviz.core.tokens import REPLACEMENT, Token, TokenKind, display_text, hex_bytes
+import numpy as np
+
+from tokviz.core.tokens import REPLACEMENT, Token, TokenKind, display_text, display_texts, hex_bytes
 
 MAX_CHARS_NAMED = 12  # a long token lists its first characters' names, then "…"
 _PARTIAL_KINDS = (TokenKind.FRAGMENT, TokenKind.BYTE_FALLBACK)
@@ -128,6 +130,78 @@ def fragment_labels(parts: Sequence[bytes], *, visible_whitespace: bool = True) 
         label = display_text("".join(got), visible_whitespace=visible_whitespace)
         out.append((label, begun_before[k] and parts[k][:1] != b"" and (parts[k][0] & 0xC0) == 0x80))
     return out
+
+
+def _utf8_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per lead byte: the length `_utf8_length` gives, and the range its second byte must fall in
+    for the sequence to decode (UTF-8 has no overlong forms, surrogates or code points past U+10FFFF)."""
+    length = np.array([_utf8_length(b) for b in range(256)], dtype=np.int64)
+    low, high = np.full(256, 0x80, dtype=np.uint8), np.full(256, 0xBF, dtype=np.uint8)
+    low[0xE0], high[0xED], low[0xF0], high[0xF4] = 0xA0, 0x9F, 0x90, 0x8F
+    return length, low, high
+
+
+_LEAD_LENGTH, _SECOND_LOW, _SECOND_HIGH = _utf8_tables()
+_REPLACEMENT_BYTES = np.frombuffer(REPLACEMENT.encode("utf-8"), dtype=np.uint8)
+
+
+def fragment_run_labels(parts: Sequence[bytes], run_lengths: np.ndarray, *,
+                        visible_whitespace: bool = True) -> tuple[list[str], np.ndarray]:
+    """`fragment_labels` of many runs at once: `parts` are their tokens' bytes, run after run, and
+    `run_lengths` how many tokens each run has (at least one). Returns every token's label and
+    its `continues` flag (a bool array), as `fragment_labels` of each run would, made in
+    whole-array passes: a pane joins all its distinct runs beside the GUI thread, which waits for
+    the GIL while Python code runs there.
+
+    >>> labels, cont = fragment_run_labels([b"\\xea\\xb5", b"\\xad", b" \\xf0\\x9f", b"\\x91\\xa8"], np.array([2, 2]))
+    >>> labels, cont.tolist()
+    (['국', '', '·👨', ''], [False, True, False, True])
+    """
+    n = len(parts)
+    if not n:
+        return [], np.zeros(0, dtype=bool)
+    sizes = np.fromiter(map(len, parts), dtype=np.int64, count=n)
+    data = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    ends = np.cumsum(sizes)
+    starts = ends - sizes
+    # for every byte, where its run ends: a character never reaches past its run
+    run_byte_ends = ends[np.cumsum(run_lengths) - 1]
+    limit = np.repeat(run_byte_ends, np.diff(run_byte_ends, prepend=0))
+    owner = np.repeat(np.arange(n), sizes)  # byte -> token
+    at = np.arange(len(data))
+    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
+    length = _LEAD_LENGTH[data]
+    # a character begins at byte p where `data[p:p + length]` decodes (within the run); every
+    # other byte not inside such a character is one U+FFFD, as `fragment_labels` reads them
+    second = padded[1:len(data) + 1]
+    ok2 = (at + 1 < limit) & (second >= _SECOND_LOW[data]) & (second <= _SECOND_HIGH[data])
+    ok3 = ok2 & (at + 2 < limit) & ((padded[2:len(data) + 2] & 0xC0) == 0x80)
+    ok4 = ok3 & (at + 3 < limit) & ((padded[3:len(data) + 3] & 0xC0) == 0x80)
+    whole = np.select([length == 2, length == 3, length == 4], [ok2, ok3, ok4], default=data < 0x80)
+    inside = np.zeros(len(data), dtype=bool)  # a later byte of a whole character
+    begun_before = np.zeros(n, dtype=bool)
+    for k in (1, 2, 3):
+        first = np.flatnonzero(whole & (length > k))
+        inside[first + k] = True
+        other = owner[first + k]
+        begun_before[other[other != owner[first]]] = True
+    # the characters as UTF-8: each byte kept, each lone one replaced by U+FFFD's three bytes
+    lone = ~whole & ~inside
+    widths = np.where(lone, 3, 1)
+    out_at = np.cumsum(widths) - widths
+    out = np.repeat(data, widths)
+    for k in range(3):
+        out[out_at[lone] + k] = _REPLACEMENT_BYTES[k]
+    # token t's characters are those beginning in it: from its first character start on
+    begins = np.flatnonzero(~inside)
+    bounds = np.append(out_at, len(out))[np.append(begins, len(data))[np.searchsorted(begins, starts)]]
+    bounds = np.append(bounds, len(out)).tolist()
+    text = out.tobytes()
+    labels = display_texts([text[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
+                           visible_whitespace=visible_whitespace)
+    first_byte = padded[starts]  # 0 for a token of no bytes
+    cont = begun_before & (sizes > 0) & ((first_byte & 0xC0) == 0x80)
+    return labels, cont
 
 
 def fragment_runs(kinds: Sequence[TokenKind]) -> list[range]:
