@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tokviz.core.resources import samples
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import ViewOptions, cell_for, join_fragments
-from tokviz.gui.compare.pane_result import prepare
+from tokviz.gui.compare.pane_result import _distinct_runs, prepare
 from tokviz.service.server import encode
 
 TEXT = ("안녕하세요 세계 " * 30 + "根据 👨‍👩‍👧 ﬁn ｈｉ\r\n" * 20 + "é" * 7 + "ok") * 3
@@ -36,6 +37,48 @@ def test_cells_are_the_whole_texts_joined_cells(qapp, vocab, name, visible):
     assert sum(c.cont for c in cells) > 10  # the text has characters cut across tokens
     assert cells == expected_cells
     assert widths[0:len(widths)].tolist() == expected_widths.tolist()
+
+
+#: the shipped samples (every script and oddity they hold), special-token text, whitespace of
+#: every kind, and runs of cut characters long enough to fill several packed words
+MIXED = "\n".join(s.read_text() for s in samples()) + (
+    "<|endoftext|> <s>\t\r\n\u00a0\u3000\u200d" + "\U0001f9ec\u0df4\u1b60" * 9 + "\x07 ok \n\n"
+) * 3
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen", "mistral-7b-v0.1"])
+@pytest.mark.parametrize("options", [ViewOptions(), ViewOptions(visible_whitespace=False), ViewOptions(mode="both"),
+                                     ViewOptions(mode="ids")], ids=["text", "hidden", "both", "ids"])
+def test_cells_made_column_by_column_are_each_tokens_cell(qapp, vocab, name, options):
+    """The cells `prepare` makes from the table and the distinct runs are those made token by
+    token (`cell_for`, then `join_fragments` over the whole text): specials, fragments,
+    byte-fallback pieces, whitespace, ids."""
+    cols = encode(vocab(name), MIXED, SpecialPolicy.parse("all")).compact()
+    _, cells, _, breaks = prepare(cols, options, Fonts.default())
+    tokens = list(cols)
+    expected = [cell_for(t, options) for t in tokens]
+    fragments = [i for i, c in enumerate(expected) if c.hex]
+    for i, cell in join_fragments(tokens, expected, fragments, options).items():
+        expected[i] = cell
+    assert any(c.pill for c in expected) and (options.mode == "ids" or sum(c.cont for c in expected) > 10)
+    assert cells == expected
+    assert breaks.at.tolist() == [i for i, c in enumerate(expected) if c.newlines]
+
+
+@pytest.mark.parametrize("n_keys", [3, 1800, 1 << 21])
+def test_runs_are_grouped_by_their_keys(n_keys):
+    """Runs are the same distinct run exactly when their keys are, whatever their lengths (runs of
+    one packed word and of several, a shorter run that is another's beginning)."""
+    rng = np.random.default_rng(n_keys)
+    lengths = rng.integers(1, 40, size=400)
+    lengths[:50] = 2  # many repeats
+    firsts = np.cumsum(lengths + 1) - lengths - 1  # a token between runs
+    key_index = rng.integers(0, min(n_keys, 3), size=int(firsts[-1] + lengths[-1] + 1)).astype(np.int64)
+    key_index[rng.random(len(key_index)) < 0.02] = n_keys - 1
+    group, shown = _distinct_runs(key_index, firsts, lengths, n_keys)
+    keys = [tuple(key_index[a:a + n].tolist()) for a, n in zip(firsts.tolist(), lengths.tolist())]
+    assert len(shown) == len(set(keys))
+    assert all(keys[r] == keys[int(shown[g])] for r, g in enumerate(group.tolist()))
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1"])

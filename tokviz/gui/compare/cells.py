@@ -64,6 +64,11 @@ def _shown_label(label: str, options: ViewOptions) -> str:
     return label if options.visible_whitespace else label.translate(_HIDDEN_WHITESPACE)
 
 
+def shown_labels(labels: list[str], options: ViewOptions) -> list[str]:
+    """The labels of display texts as cells show them (`labels` itself when whitespace is shown)."""
+    return labels if options.visible_whitespace else [label.translate(_HIDDEN_WHITESPACE) for label in labels]
+
+
 def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
     """`cell_for` of each row of `table` (an encoding's distinct tokens), in its order.
 
@@ -84,9 +89,7 @@ def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
     if options.mode == "ids":
         return list(map(Cell, map(str, table.ids.tolist()), repeat("", n), repeat("", n), kinds, newlines))
     subs = map(str, table.ids.tolist()) if options.mode == "both" else repeat("", n)
-    labels = display_texts(datas, visible_whitespace=options.visible_whitespace)
-    if not options.visible_whitespace:
-        labels = [label.translate(_HIDDEN_WHITESPACE) for label in labels]
+    labels = shown_labels(display_texts(datas, visible_whitespace=options.visible_whitespace), options)
     for k in pills:
         labels[k] = table.pieces[k] or display_text(datas[k])
     hexes = [hex_bytes(data) if kind in HEX_KINDS else "" for kind, data in zip(kinds, datas)]

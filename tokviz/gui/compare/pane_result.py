@@ -1,7 +1,9 @@
 """What a pane draws for one text (`PaneResult`), and how an encoding becomes one (`prepare`).
 
-`prepare` runs off the GUI thread: Python code runs once per distinct token and once per
-distinct fragment run, never once per token, so it holds the GIL only in short numpy passes.
+`prepare` runs off the GUI thread, which waits for the GIL whenever Python code runs here. So
+nothing runs once per token, nor a Python call per distinct token or run: the distinct tokens'
+cells are made column by column (`table_cells`), the fragment runs grouped by packed keys and
+read together (`fragment_run_labels`); what is left in Python is one short step per new cell.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import overload
 
 import numpy as np
 
-from tokviz.core.encoding import Encoding, token_ids
+from tokviz.analysis.notation import fragment_run_labels
+from tokviz.core.encoding import Encoding, TokenTable, token_ids
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
-from tokviz.gui.compare.cells import Cell, ViewOptions, cell_for, join_fragments
+from tokviz.gui.compare.cells import Cell, ViewOptions, shown_labels, table_cells
 from tokviz.gui.compare.token_layout import LineBreaks, TokenWidths, narrowed
 
 
@@ -89,46 +92,77 @@ def prepare(cols: Encoding, options: ViewOptions, fonts: Fonts) -> tuple[
     """Tokens, cells, widths and line breaks of an encoding. Per token only the cell column is kept
     (2 bytes a token where the cells fit uint16); widths are measured later, by the thread that
     draws."""
-    cells = [cell_for(t, options) for t in cols.distinct_tokens()]
-    newlines = np.array([c.newlines for c in cells], dtype=np.int32)
+    cells = table_cells(cols.table, options)
+    newlines = np.fromiter((c.newlines for c in cells), dtype=np.int32, count=len(cells))
+    hexed = np.fromiter((bool(c.hex) for c in cells), dtype=bool, count=len(cells))
     ki = cols.key_index
-    fragments = np.flatnonzero(np.array([bool(c.hex) for c in cells], dtype=bool)[ki])
-    index = _join_fragment_runs(cols, cells, fragments, ki, options)
+    fragments = np.flatnonzero(hexed[ki])
+    index = _join_fragment_runs(cols.table, cells, fragments, ki, options)
     widths = TokenWidths.measured_later(cells, index, lambda: CellMeasurer(fonts).width)
     return cols, CellColumn(cells, index), widths, LineBreaks.from_counts(narrowed(newlines, np.uint8)[ki])
 
 
-def _join_fragment_runs(tokens: Encoding, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
+def _join_fragment_runs(table: TokenTable, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
                         options: ViewOptions) -> np.ndarray:
     """The cell index of every token once each run of neighbouring fragment cells has its
-    joined cells (`join_fragments`); the joined cells are appended to `cells`.
+    joined cells (`join_fragments`); the joined cells are appended to `cells`, each distinct one once.
 
-    A run's cells follow from its tokens' keys alone, so they are made once per distinct run:
-    the runs of each length are grouped by their keys (`np.unique` over rows), and each group's
-    cells are put in place for all its runs at once."""
+    A run's cells follow from its tokens' keys alone, so they are made once per distinct run
+    (`_distinct_runs`), all distinct runs read together (`fragment_run_labels`); every fragment
+    token then takes the cell of the same place in its run's distinct run."""
     if not len(fragments):
         return key_index
     breaks = np.flatnonzero(np.diff(fragments) != 1) + 1
     firsts = fragments[np.concatenate([[0], breaks])]
     lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
-    at: list[np.ndarray] = []  # the tokens whose cell is a joined one, and that cell
-    value: list[np.ndarray] = []
-    for length in np.flatnonzero(np.bincount(lengths)).tolist():
-        places = firsts[lengths == length][:, None] + np.arange(length)  # (runs, length) token indices
-        runs, first_of, which = np.unique(key_index[places], axis=0, return_index=True, return_inverse=True)
-        joined = runs.astype(np.int32)
-        for r, (keys, first) in enumerate(zip(runs.tolist(), places[first_of, 0].tolist())):
-            own = [cells[k] for k in keys]
-            local = join_fragments(tokens[first:first + length], own, range(length), options)
-            for k, cell in local.items():
-                if cell != own[k]:
-                    joined[r, k] = len(cells)
-                    cells.append(cell)
-        cell_of = joined[which.reshape(-1)].ravel()
-        places = places.ravel()
-        changed = cell_of != key_index[places]
-        at.append(places[changed])
-        value.append(cell_of[changed])
+    group, shown = _distinct_runs(key_index, firsts, lengths, len(table))
+    # the tokens of the distinct runs, run after run (`offsets`: where each run begins among them)
+    shown_lengths = lengths[shown]
+    offsets = np.cumsum(shown_lengths) - shown_lengths
+    keys = key_index[np.repeat(firsts[shown] - offsets, shown_lengths) + np.arange(int(shown_lengths.sum()))]
+    keys = keys.tolist()
+    labels, cont = fragment_run_labels([table.datas[k] for k in keys], shown_lengths,
+                                       visible_whitespace=options.visible_whitespace)
+    cell_of = np.array(keys, dtype=np.int64)
+    made: dict[tuple[int, str, bool], int] = {}
+    for j, (k, label, continues) in enumerate(zip(keys, shown_labels(labels, options), cont.tolist())):
+        own = cells[k]
+        if label != own.label or continues != own.cont:
+            at = made.get((k, label, continues))
+            if at is None:
+                at = made[(k, label, continues)] = len(cells)
+                cells.append(Cell(label, own.hex, own.sub, own.kind, own.newlines, continues))
+            cell_of[j] = at
+    run_of = np.repeat(np.arange(len(firsts)), lengths)
     index = key_index.astype(np.int32)
-    index[np.concatenate(at)] = np.concatenate(value)
+    index[fragments] = cell_of[offsets[group[run_of]] + fragments - firsts[run_of]]
     return narrowed(index, np.uint16)
+
+
+def _distinct_runs(key_index: np.ndarray, firsts: np.ndarray, lengths: np.ndarray, n_keys: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Which distinct run each run (`firsts`, `lengths`) is, and for each distinct run the first
+    run that is it. Runs are compared by their keys packed into 64-bit words (padded with the
+    key `n_keys`, which no token has, so runs of other lengths differ): runs of one word by one
+    `np.unique` over integers, longer ones by rows of words, a group per number of words."""
+    bits = n_keys.bit_length()
+    per_word = max(1, 63 // bits)
+    shifts = bits * np.arange(per_word, dtype=np.int64)
+    words = (lengths + per_word - 1) // per_word
+    group = np.empty(len(firsts), dtype=np.int64)
+    shown: list[np.ndarray] = []
+    count = 0
+    for width in np.unique(words).tolist():
+        runs = np.flatnonzero(words == width)
+        place = np.arange(width * per_word)
+        at = np.minimum(firsts[runs][:, None] + place, len(key_index) - 1)
+        keys = np.where(place < lengths[runs][:, None], key_index[at].astype(np.int64), n_keys)
+        packed = (keys.reshape(len(runs), width, per_word) << shifts).sum(axis=2)
+        if width == 1:
+            _, first, which = np.unique(packed[:, 0], return_index=True, return_inverse=True)
+        else:
+            _, first, which = np.unique(packed, axis=0, return_index=True, return_inverse=True)
+        group[runs] = which.reshape(-1) + count
+        shown.append(runs[first])
+        count += len(first)
+    return group, np.concatenate(shown)
