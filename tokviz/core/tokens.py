@@ -160,15 +160,27 @@ _SEPARATOR_BYTES = _SEPARATOR.encode("utf-8")
 
 
 def display_texts(datas: Sequence[bytes], *, visible_whitespace: bool = True) -> list[str]:
-    """Give `display_text` of each of `datas`, made in one pass over them all.
+    """Give `display_text` of each of `datas`, made a few thousand at a time.
 
     A whole column of a pane's tokens at once: they are joined with a separator, shown as one
-    text and split again, so the Python work does not grow with their number. Where one of them
-    holds the separator itself, each is shown alone.
+    text and split again, so the Python work does not grow with their number. Each such pass
+    holds the GIL while it runs, so the column goes in slices of `_SLICE`, between which other
+    threads get their turn. Where one of them holds the separator itself, each is shown alone.
 
     >>> display_texts([b"a b", b"\\xe6\\xa0", b"\\xad\\n", b""])
     ['a·b', '�', '�↵', '']
     """
+    shown: list[str] = []
+    for start in range(0, len(datas), _SLICE):
+        shown += _display_joined(datas[start:start + _SLICE], visible_whitespace)
+    return shown
+
+
+#: how many texts `display_texts` shows in one pass
+_SLICE = 1 << 12
+
+
+def _display_joined(datas: Sequence[bytes], visible_whitespace: bool) -> list[str]:
     if len(datas) < 2:
         return [display_text(data, visible_whitespace=visible_whitespace) for data in datas]
     text = _SEPARATOR_BYTES.join(datas).decode("utf-8", errors="replace")
