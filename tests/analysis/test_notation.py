@@ -6,7 +6,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokviz.analysis.notation import fragment_labels, fragment_run_labels
+from tokviz.analysis.notation import (
+    fragment_contexts,
+    fragment_labels,
+    fragment_labels_in_context,
+    fragment_run_labels,
+)
 
 #: characters of every UTF-8 length, named ones, marks, and bytes that begin no character or
 #: break one (overlong and surrogate leads, continuation bytes, bytes past U+10FFFF)
@@ -36,6 +41,18 @@ def test_many_runs_read_at_once_are_each_run_read_alone(runs, visible):
     expected = [got for run in runs for got in fragment_labels(run, visible_whitespace=visible)]
     labels, cont = fragment_run_labels([part for run in runs for part in run], np.array([len(r) for r in runs]),
                                        visible_whitespace=visible)
+    assert list(zip(labels, cont.tolist())) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(_runs(), st.booleans())
+def test_each_token_read_in_its_context_is_read_as_in_its_run(runs, visible):
+    """What a token reads of its run (`fragment_contexts`) is all its label and flag depend on."""
+    parts = [part for run in runs for part in run]
+    contexts = fragment_contexts(np.frombuffer(b"".join(parts), dtype=np.uint8),
+                                 np.array([len(p) for p in parts], dtype=np.int64), np.array([len(r) for r in runs]))
+    labels, cont = fragment_labels_in_context(parts, contexts, visible_whitespace=visible)
+    expected = [got for run in runs for got in fragment_labels(run, visible_whitespace=visible)]
     assert list(zip(labels, cont.tolist())) == expected
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -145,12 +146,46 @@ _LEAD_LENGTH, _SECOND_LOW, _SECOND_HIGH = _utf8_tables()
 _REPLACEMENT_BYTES = np.frombuffer(REPLACEMENT.encode("utf-8"), dtype=np.uint8)
 
 
+class _Reading(NamedTuple):
+    """How `fragment_labels` reads the bytes of runs of tokens, byte by byte."""
+
+    starts: np.ndarray  # per token: where its bytes begin
+    ends: np.ndarray
+    length: np.ndarray  # per byte: the length of the character a lead byte begins (`_utf8_length`)
+    whole: np.ndarray  # per byte: a character that decodes begins here
+    inside: np.ndarray  # per byte: a later byte of such a character
+
+    @classmethod
+    def of(cls, data: np.ndarray, sizes: np.ndarray, run_lengths: np.ndarray) -> _Reading:
+        """`data`: the bytes of the runs' tokens, token after token; `sizes`: each token's number of
+        bytes; `run_lengths`: each run's number of tokens (at least one)."""
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
+        # for every byte, where its run ends: a character never reaches past its run
+        run_byte_ends = ends[np.cumsum(run_lengths) - 1]
+        limit = np.repeat(run_byte_ends, np.diff(run_byte_ends, prepend=0))
+        at = np.arange(len(data))
+        padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
+        length = _LEAD_LENGTH[data]
+        # a character begins at byte p where `data[p:p + length]` decodes (within the run); every
+        # other byte not inside such a character is one U+FFFD
+        second = padded[1:len(data) + 1]
+        ok2 = (at + 1 < limit) & (second >= _SECOND_LOW[data]) & (second <= _SECOND_HIGH[data])
+        ok3 = ok2 & (at + 2 < limit) & ((padded[2:len(data) + 2] & 0xC0) == 0x80)
+        ok4 = ok3 & (at + 3 < limit) & ((padded[3:len(data) + 3] & 0xC0) == 0x80)
+        whole = np.select([length == 2, length == 3, length == 4], [ok2, ok3, ok4], default=data < 0x80)
+        inside = np.zeros(len(data) + 3, dtype=bool)  # (3 more: read past the end as False)
+        for k in (1, 2, 3):
+            inside[np.flatnonzero(whole & (length > k)) + k] = True
+        return cls(starts, ends, length, whole, inside[:len(data)])
+
+
 def fragment_run_labels(parts: Sequence[bytes], run_lengths: np.ndarray, *,
                         visible_whitespace: bool = True) -> tuple[list[str], np.ndarray]:
     """`fragment_labels` of many runs at once: `parts` are their tokens' bytes, run after run, and
     `run_lengths` how many tokens each run has (at least one). Returns every token's label and
     its `continues` flag (a bool array), as `fragment_labels` of each run would, made in
-    whole-array passes: a pane joins all its distinct runs beside the GUI thread, which waits for
+    whole-array passes: a pane joins its fragment runs beside the GUI thread, which waits for
     the GIL while Python code runs there.
 
     >>> labels, cont = fragment_run_labels([b"\\xea\\xb5", b"\\xad", b" \\xf0\\x9f", b"\\x91\\xa8"], np.array([2, 2]))
@@ -162,27 +197,12 @@ def fragment_run_labels(parts: Sequence[bytes], run_lengths: np.ndarray, *,
         return [], np.zeros(0, dtype=bool)
     sizes = np.fromiter(map(len, parts), dtype=np.int64, count=n)
     data = np.frombuffer(b"".join(parts), dtype=np.uint8)
-    ends = np.cumsum(sizes)
-    starts = ends - sizes
-    # for every byte, where its run ends: a character never reaches past its run
-    run_byte_ends = ends[np.cumsum(run_lengths) - 1]
-    limit = np.repeat(run_byte_ends, np.diff(run_byte_ends, prepend=0))
+    read = _Reading.of(data, sizes, run_lengths)
+    whole, inside, length = read.whole, read.inside, read.length
     owner = np.repeat(np.arange(n), sizes)  # byte -> token
-    at = np.arange(len(data))
-    padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
-    length = _LEAD_LENGTH[data]
-    # a character begins at byte p where `data[p:p + length]` decodes (within the run); every
-    # other byte not inside such a character is one U+FFFD, as `fragment_labels` reads them
-    second = padded[1:len(data) + 1]
-    ok2 = (at + 1 < limit) & (second >= _SECOND_LOW[data]) & (second <= _SECOND_HIGH[data])
-    ok3 = ok2 & (at + 2 < limit) & ((padded[2:len(data) + 2] & 0xC0) == 0x80)
-    ok4 = ok3 & (at + 3 < limit) & ((padded[3:len(data) + 3] & 0xC0) == 0x80)
-    whole = np.select([length == 2, length == 3, length == 4], [ok2, ok3, ok4], default=data < 0x80)
-    inside = np.zeros(len(data), dtype=bool)  # a later byte of a whole character
     begun_before = np.zeros(n, dtype=bool)
     for k in (1, 2, 3):
         first = np.flatnonzero(whole & (length > k))
-        inside[first + k] = True
         other = owner[first + k]
         begun_before[other[other != owner[first]]] = True
     # the characters as UTF-8: each byte kept, each lone one replaced by U+FFFD's three bytes
@@ -194,14 +214,84 @@ def fragment_run_labels(parts: Sequence[bytes], run_lengths: np.ndarray, *,
         out[out_at[lone] + k] = _REPLACEMENT_BYTES[k]
     # token t's characters are those beginning in it: from its first character start on
     begins = np.flatnonzero(~inside)
-    bounds = np.append(out_at, len(out))[np.append(begins, len(data))[np.searchsorted(begins, starts)]]
+    bounds = np.append(out_at, len(out))[np.append(begins, len(data))[np.searchsorted(begins, read.starts)]]
     bounds = np.append(bounds, len(out)).tolist()
     text = out.tobytes()
     labels = display_texts([text[a:b] for a, b in zip(bounds[:-1], bounds[1:])],
                            visible_whitespace=visible_whitespace)
-    first_byte = padded[starts]  # 0 for a token of no bytes
+    first_byte = np.append(data, 0)[read.starts]  # 0 for a token of no bytes
     cont = begun_before & (sizes > 0) & ((first_byte & 0xC0) == 0x80)
     return labels, cont
+
+
+#: the bits of a context (`fragment_contexts`): the tail's length, its bytes, the skipped bytes
+_TAIL_BYTES_SHIFT, _SKIP_SHIFT = 2, 26
+
+
+def fragment_contexts(data: np.ndarray, sizes: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
+    """What `fragment_labels` reads of each token's neighbours in runs of tokens (`data`: their
+    bytes, token after token; `sizes`: each token's number of bytes; `run_lengths`: each run's
+    number of tokens): how many of its first bytes continue a character begun before it (0-3),
+    and the bytes after it that end the last character begun in it (0-3 of them), as one
+    integer below 2**28. A token's label and flag follow from its bytes and this context alone
+    (`fragment_labels_in_context`), so a pane reads each distinct (token, context) once.
+
+    >>> fragment_contexts(np.frombuffer(b"\\xea\\xb5\\xad", np.uint8), np.array([2, 1]), np.array([2])).tolist() == [
+    ...     (0xad << 2) + 1, 1 << 26]
+    True
+    """
+    n = len(sizes)
+    if not len(data):
+        return np.zeros(n, dtype=np.int64)
+    read = _Reading.of(data, sizes, run_lengths)
+    inside = np.append(read.inside, np.zeros(3, dtype=bool))
+    skip = np.zeros(n, dtype=np.int64)
+    going = np.ones(n, dtype=bool)
+    for j in range(3):
+        going &= (sizes > j) & inside[read.starts + j]
+        skip += going
+    # the last character begun in the token, and how far past the token's end it reaches
+    begins = np.flatnonzero(~read.inside)
+    last = begins[np.maximum(np.searchsorted(begins, read.ends) - 1, 0)]
+    reach = np.where((last >= read.starts) & (sizes > 0) & read.whole[last],
+                     last + read.length[last] - read.ends, 0).clip(0)
+    padded = np.append(data, np.zeros(3, dtype=np.uint8)).astype(np.int64)
+    context = reach + (skip << _SKIP_SHIFT)
+    for i in range(3):
+        context += np.where(reach > i, padded[np.minimum(read.ends + i, len(padded) - 1)], 0) << (
+            _TAIL_BYTES_SHIFT + 8 * i)
+    return context
+
+
+#: a lead byte whose character takes exactly k more bytes, any continuation bytes
+_LEAD_OF = {1: b"\xc2", 2: b"\xe1", 3: b"\xf1"}
+
+
+def fragment_labels_in_context(parts: Sequence[bytes], contexts: np.ndarray, *,
+                               visible_whitespace: bool = True) -> tuple[list[str], np.ndarray]:
+    """The label and flag `fragment_labels` gives each of `parts` in a run, where `contexts` says
+    what it reads of the run around it (`fragment_contexts`). Each is read as a run of its own:
+    a lead byte its skipped bytes continue, the part, the tail that ends its last character.
+
+    >>> labels, cont = fragment_labels_in_context([b"\\xea\\xb5", b"\\xad"], np.array([(0xad << 2) + 1, 1 << 26]))
+    >>> labels, cont.tolist()
+    (['국', ''], [False, True])
+    """
+    codes = np.asarray(contexts, dtype=np.int64)
+    skips = (codes >> _SKIP_SHIFT).tolist()
+    reaches = (codes & 3).tolist()
+    tails = ((codes >> _TAIL_BYTES_SHIFT) & 0xFFFFFF).tolist()
+    run: list[bytes] = []
+    for part, skip, reach, tail in zip(parts, skips, reaches, tails):
+        if skip:
+            run.append(_LEAD_OF[skip])
+        run.append(part)
+        if reach:
+            run.append(tail.to_bytes(3, "little")[:reach])
+    lengths = 1 + (codes >> _SKIP_SHIFT > 0) + (codes & 3 > 0)
+    labels, cont = fragment_run_labels(run, lengths, visible_whitespace=visible_whitespace)
+    at = np.cumsum(lengths) - lengths + (codes >> _SKIP_SHIFT > 0)
+    return list(map(labels.__getitem__, at.tolist())), cont[at]
 
 
 def fragment_runs(kinds: Sequence[TokenKind]) -> list[range]:

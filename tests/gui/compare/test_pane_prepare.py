@@ -10,7 +10,7 @@ from tokviz.core.resources import samples
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import CellMeasurer, Fonts
 from tokviz.gui.compare.cells import ViewOptions, cell_for, join_fragments
-from tokviz.gui.compare.pane_result import _distinct_runs, prepare
+from tokviz.gui.compare.pane_result import prepare
 from tokviz.service.server import encode
 
 TEXT = ("안녕하세요 세계 " * 30 + "根据 👨‍👩‍👧 ﬁn ｈｉ\r\n" * 20 + "é" * 7 + "ok") * 3
@@ -63,22 +63,6 @@ def test_cells_made_column_by_column_are_each_tokens_cell(qapp, vocab, name, opt
     assert any(c.pill for c in expected) and (options.mode == "ids" or sum(c.cont for c in expected) > 10)
     assert cells == expected
     assert breaks.at.tolist() == [i for i, c in enumerate(expected) if c.newlines]
-
-
-@pytest.mark.parametrize("n_keys", [3, 1800, 1 << 21])
-def test_runs_are_grouped_by_their_keys(n_keys):
-    """Runs are the same distinct run exactly when their keys are, whatever their lengths (runs of
-    one packed word and of several, a shorter run that is another's beginning)."""
-    rng = np.random.default_rng(n_keys)
-    lengths = rng.integers(1, 40, size=400)
-    lengths[:50] = 2  # many repeats
-    firsts = np.cumsum(lengths + 1) - lengths - 1  # a token between runs
-    key_index = rng.integers(0, min(n_keys, 3), size=int(firsts[-1] + lengths[-1] + 1)).astype(np.int64)
-    key_index[rng.random(len(key_index)) < 0.02] = n_keys - 1
-    group, shown = _distinct_runs(key_index, firsts, lengths, n_keys)
-    keys = [tuple(key_index[a:a + n].tolist()) for a, n in zip(firsts.tolist(), lengths.tolist())]
-    assert len(shown) == len(set(keys))
-    assert all(keys[r] == keys[int(shown[g])] for r, g in enumerate(group.tolist()))
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "mistral-7b-v0.1"])

@@ -14,7 +14,7 @@ from typing import overload
 
 import numpy as np
 
-from tokviz.analysis.notation import fragment_run_labels
+from tokviz.analysis.notation import fragment_contexts, fragment_labels_in_context
 from tokviz.core.encoding import Encoding, TokenTable, token_ids
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
@@ -105,64 +105,38 @@ def prepare(cols: Encoding, options: ViewOptions, fonts: Fonts) -> tuple[
 def _join_fragment_runs(table: TokenTable, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
                         options: ViewOptions) -> np.ndarray:
     """The cell index of every token once each run of neighbouring fragment cells has its
-    joined cells (`join_fragments`); the joined cells are appended to `cells`, each distinct one once.
+    joined cells (`join_fragments`); the joined cells are appended to `cells`.
 
-    A run's cells follow from its tokens' keys alone, so they are made once per distinct run
-    (`_distinct_runs`), all distinct runs read together (`fragment_run_labels`); every fragment
-    token then takes the cell of the same place in its run's distinct run."""
+    A fragment's joined cell follows from its key and what it reads of its neighbours (its
+    context: `fragment_contexts`, found for all fragments in whole-array passes), so it is made
+    once per distinct (key, context), all of them read together (`fragment_labels_in_context`)."""
     if not len(fragments):
         return key_index
     breaks = np.flatnonzero(np.diff(fragments) != 1) + 1
-    firsts = fragments[np.concatenate([[0], breaks])]
-    lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
-    group, shown = _distinct_runs(key_index, firsts, lengths, len(table))
-    # the tokens of the distinct runs, run after run (`offsets`: where each run begins among them)
-    shown_lengths = lengths[shown]
-    offsets = np.cumsum(shown_lengths) - shown_lengths
-    keys = key_index[np.repeat(firsts[shown] - offsets, shown_lengths) + np.arange(int(shown_lengths.sum()))]
-    keys = keys.tolist()
-    labels, cont = fragment_run_labels([table.datas[k] for k in keys], shown_lengths,
-                                       visible_whitespace=options.visible_whitespace)
-    cell_of = np.array(keys, dtype=np.int64)
-    made: dict[tuple[int, str, bool], int] = {}
-    for j, (k, label, continues) in enumerate(zip(keys, shown_labels(labels, options), cont.tolist())):
+    run_lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
+    keys = key_index[fragments].astype(np.int64)
+    contexts = fragment_contexts(*_bytes_of(table, keys), run_lengths)
+    _, first, which = np.unique((keys << 28) | contexts, return_index=True, return_inverse=True)
+    shown = keys[first].tolist()
+    labels, cont = fragment_labels_in_context([table.datas[k] for k in shown], contexts[first],
+                                              visible_whitespace=options.visible_whitespace)
+    cell_of = np.array(shown, dtype=np.int64)
+    for j, (k, label, continues) in enumerate(zip(shown, shown_labels(labels, options), cont.tolist())):
         own = cells[k]
         if label != own.label or continues != own.cont:
-            at = made.get((k, label, continues))
-            if at is None:
-                at = made[(k, label, continues)] = len(cells)
-                cells.append(Cell(label, own.hex, own.sub, own.kind, own.newlines, continues))
-            cell_of[j] = at
-    run_of = np.repeat(np.arange(len(firsts)), lengths)
+            cell_of[j] = len(cells)
+            cells.append(Cell(label, own.hex, own.sub, own.kind, own.newlines, continues))
     index = key_index.astype(np.int32)
-    index[fragments] = cell_of[offsets[group[run_of]] + fragments - firsts[run_of]]
+    index[fragments] = cell_of[which.reshape(-1)]
     return narrowed(index, np.uint16)
 
 
-def _distinct_runs(key_index: np.ndarray, firsts: np.ndarray, lengths: np.ndarray, n_keys: int
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Which distinct run each run (`firsts`, `lengths`) is, and for each distinct run the first
-    run that is it. Runs are compared by their keys packed into 64-bit words (padded with the
-    key `n_keys`, which no token has, so runs of other lengths differ): runs of one word by one
-    `np.unique` over integers, longer ones by rows of words, a group per number of words."""
-    bits = n_keys.bit_length()
-    per_word = max(1, 63 // bits)
-    shifts = bits * np.arange(per_word, dtype=np.int64)
-    words = (lengths + per_word - 1) // per_word
-    group = np.empty(len(firsts), dtype=np.int64)
-    shown: list[np.ndarray] = []
-    count = 0
-    for width in np.unique(words).tolist():
-        runs = np.flatnonzero(words == width)
-        place = np.arange(width * per_word)
-        at = np.minimum(firsts[runs][:, None] + place, len(key_index) - 1)
-        keys = np.where(place < lengths[runs][:, None], key_index[at].astype(np.int64), n_keys)
-        packed = (keys.reshape(len(runs), width, per_word) << shifts).sum(axis=2)
-        if width == 1:
-            _, first, which = np.unique(packed[:, 0], return_index=True, return_inverse=True)
-        else:
-            _, first, which = np.unique(packed, axis=0, return_index=True, return_inverse=True)
-        group[runs] = which.reshape(-1) + count
-        shown.append(runs[first])
-        count += len(first)
-    return group, np.concatenate(shown)
+def _bytes_of(table: TokenTable, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of the rows `keys` of `table`, one after another, and each one's size (gathered
+    with numpy from the table's bytes, not joined per token)."""
+    row_sizes = np.fromiter(map(len, table.datas), dtype=np.int64, count=len(table))
+    row_data = np.frombuffer(b"".join(table.datas), dtype=np.uint8)
+    sizes = row_sizes[keys]
+    ends = np.cumsum(sizes)
+    source = np.repeat(np.cumsum(row_sizes)[keys] - ends, sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+    return row_data[source], sizes
