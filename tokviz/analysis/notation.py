@@ -226,6 +226,8 @@ def fragment_run_labels(parts: Sequence[bytes], run_lengths: np.ndarray, *,
 
 #: the bits of a context (`fragment_contexts`): the tail's length, its bytes, the skipped bytes
 _TAIL_BYTES_SHIFT, _SKIP_SHIFT = 2, 26
+#: every context is below 2**CONTEXT_BITS
+CONTEXT_BITS = 28
 
 
 def fragment_contexts(data: np.ndarray, sizes: np.ndarray, run_lengths: np.ndarray) -> np.ndarray:
@@ -233,8 +235,9 @@ def fragment_contexts(data: np.ndarray, sizes: np.ndarray, run_lengths: np.ndarr
     bytes, token after token; `sizes`: each token's number of bytes; `run_lengths`: each run's
     number of tokens): how many of its first bytes continue a character begun before it (0-3),
     and the bytes after it that end the last character begun in it (0-3 of them), as one
-    integer below 2**28. A token's label and flag follow from its bytes and this context alone
-    (`fragment_labels_in_context`), so a pane reads each distinct (token, context) once.
+    integer below 2**CONTEXT_BITS. A token's label and flag follow from its bytes and this
+    context alone (`fragment_labels_in_context`), so a pane reads each distinct (token, context)
+    once.
 
     >>> fragment_contexts(np.frombuffer(b"\\xea\\xb5\\xad", np.uint8), np.array([2, 1]), np.array([2])).tolist() == [
     ...     (0xad << 2) + 1, 1 << 26]

@@ -72,7 +72,7 @@ def shown_labels(labels: list[str], options: ViewOptions) -> list[str]:
 def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
     """`cell_for` of each row of `table` (an encoding's distinct tokens), in its order.
 
-    Made column by column (`display_texts` shows every label in one pass): a pane's preparation
+    Made column by column (`display_texts` shows the labels a few thousand at a time): a pane's preparation
     runs beside the GUI thread, and Python work per token there is time the GUI thread waits for
     the GIL.
 

@@ -1,9 +1,10 @@
 """What a pane draws for one text (`PaneResult`), and how an encoding becomes one (`prepare`).
 
 `prepare` runs off the GUI thread, which waits for the GIL whenever Python code runs here. So
-nothing runs once per token, nor a Python call per distinct token or run: the distinct tokens'
-cells are made column by column (`table_cells`), the fragment runs grouped by packed keys and
-read together (`fragment_run_labels`); what is left in Python is one short step per new cell.
+nothing runs once per token, nor a Python call per distinct token or fragment run: the distinct
+tokens' cells are made column by column (`table_cells`), and each fragment's joined cell once per
+distinct key and context (`fragment_contexts`), all read together; what is left in Python is one
+short step per new cell.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import overload
 
 import numpy as np
 
-from tokviz.analysis.notation import fragment_contexts, fragment_labels_in_context
+from tokviz.analysis.notation import CONTEXT_BITS, fragment_contexts, fragment_labels_in_context
 from tokviz.core.encoding import Encoding, TokenTable, token_ids
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.core.tokens import Token
@@ -116,7 +117,7 @@ def _join_fragment_runs(table: TokenTable, cells: list[Cell], fragments: np.ndar
     run_lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
     keys = key_index[fragments].astype(np.int64)
     contexts = fragment_contexts(*_bytes_of(table, keys), run_lengths)
-    _, first, which = np.unique((keys << 28) | contexts, return_index=True, return_inverse=True)
+    _, first, which = np.unique((keys << CONTEXT_BITS) | contexts, return_index=True, return_inverse=True)
     shown = keys[first].tolist()
     labels, cont = fragment_labels_in_context([table.datas[k] for k in shown], contexts[first],
                                               visible_whitespace=options.visible_whitespace)
