@@ -97,26 +97,27 @@ def prepare(cols: Encoding, options: ViewOptions, fonts: Fonts) -> tuple[
     newlines = np.fromiter((c.newlines for c in cells), dtype=np.int32, count=len(cells))
     hexed = np.fromiter((bool(c.hex) for c in cells), dtype=bool, count=len(cells))
     ki = cols.key_index
-    fragments = np.flatnonzero(hexed[ki])
-    index = _join_fragment_runs(cols.table, cells, fragments, ki, options)
+    index = _join_fragment_runs(cols.table, cells, hexed, ki, options)
     widths = TokenWidths.measured_later(cells, index, lambda: CellMeasurer(fonts).width)
     return cols, CellColumn(cells, index), widths, LineBreaks.from_counts(narrowed(newlines, np.uint8)[ki])
 
 
-def _join_fragment_runs(table: TokenTable, cells: list[Cell], fragments: np.ndarray, key_index: np.ndarray,
+def _join_fragment_runs(table: TokenTable, cells: list[Cell], hexed: np.ndarray, key_index: np.ndarray,
                         options: ViewOptions) -> np.ndarray:
     """The cell index of every token once each run of neighbouring fragment cells has its
-    joined cells (`join_fragments`); the joined cells are appended to `cells`.
+    joined cells (`join_fragments`); the joined cells are appended to `cells`. `hexed`: per row
+    of the table, whether its cell is a hex cell (a fragment's).
 
     A fragment's joined cell follows from its key and what it reads of its neighbours (its
     context: `fragment_contexts`, found for all fragments in whole-array passes), so it is made
     once per distinct (key, context), all of them read together (`fragment_labels_in_context`)."""
+    fragments = np.flatnonzero(hexed[key_index])
     if not len(fragments):
         return key_index
     breaks = np.flatnonzero(np.diff(fragments) != 1) + 1
     run_lengths = np.diff(np.concatenate([[0], breaks, [len(fragments)]]))
     keys = key_index[fragments].astype(np.int64)
-    contexts = fragment_contexts(*_bytes_of(table, keys), run_lengths)
+    contexts = fragment_contexts(*_bytes_of(table, np.flatnonzero(hexed), keys), run_lengths)
     _, first, which = np.unique((keys << CONTEXT_BITS) | contexts, return_index=True, return_inverse=True)
     shown = keys[first].tolist()
     labels, cont = fragment_labels_in_context([table.datas[k] for k in shown], contexts[first],
@@ -132,12 +133,14 @@ def _join_fragment_runs(table: TokenTable, cells: list[Cell], fragments: np.ndar
     return narrowed(index, np.uint16)
 
 
-def _bytes_of(table: TokenTable, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The bytes of the rows `keys` of `table`, one after another, and each one's size (gathered
-    with numpy from the table's bytes, not joined per token)."""
-    row_sizes = np.fromiter(map(len, table.datas), dtype=np.int64, count=len(table))
-    row_data = np.frombuffer(b"".join(table.datas), dtype=np.uint8)
-    sizes = row_sizes[keys]
+def _bytes_of(table: TokenTable, rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bytes of the rows `keys` of `table`, one after another, and each one's size: gathered
+    with numpy from the bytes of `rows` (the sorted rows `keys` come from), not joined per token."""
+    datas = [table.datas[k] for k in rows.tolist()]
+    row_sizes = np.fromiter(map(len, datas), dtype=np.int64, count=len(datas))
+    row_data = np.frombuffer(b"".join(datas), dtype=np.uint8)
+    at = np.searchsorted(rows, keys)
+    sizes = row_sizes[at]
     ends = np.cumsum(sizes)
-    source = np.repeat(np.cumsum(row_sizes)[keys] - ends, sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
+    source = np.repeat(np.cumsum(row_sizes)[at] - ends, sizes) + np.arange(int(ends[-1]) if len(ends) else 0)
     return row_data[source], sizes
