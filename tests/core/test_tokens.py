@@ -63,6 +63,13 @@ def test_display_texts_equal_display_text_of_each(datas, visible):
     assert display_texts(datas, visible_whitespace=visible) == expected
 
 
+def test_display_texts_of_a_long_column_go_slice_by_slice_and_equal_each():
+    """A column longer than one slice (and one text holding the separator U+FFFF itself)."""
+    datas = [f"{i} a\t\u200d".encode() + bytes([0xE6 + i % 3]) for i in range(10_000)]
+    datas[5000] = "\uffff".encode()
+    assert display_texts(datas) == [display_text(d) for d in datas]
+
+
 def test_hex_bytes():
     assert hex_bytes(b" \xe6\xa0") == "20 e6 a0"
 
