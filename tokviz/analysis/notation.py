@@ -136,7 +136,7 @@ def fragment_labels(parts: Sequence[bytes], *, visible_whitespace: bool = True) 
 def _utf8_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per lead byte: the length `_utf8_length` gives, and the range its second byte must fall in
     for the sequence to decode (UTF-8 has no overlong forms, surrogates or code points past U+10FFFF)."""
-    length = np.array([_utf8_length(b) for b in range(256)], dtype=np.int64)
+    length = np.array([_utf8_length(b) for b in range(256)], dtype=np.uint8)
     low, high = np.full(256, 0x80, dtype=np.uint8), np.full(256, 0xBF, dtype=np.uint8)
     low[0xE0], high[0xED], low[0xF0], high[0xF4] = 0xA0, 0x9F, 0x90, 0x8F
     return length, low, high
@@ -161,18 +161,19 @@ class _Reading(NamedTuple):
         bytes; `run_lengths`: each run's number of tokens (at least one)."""
         ends = np.cumsum(sizes)
         starts = ends - sizes
-        # for every byte, where its run ends: a character never reaches past its run
+        # for every byte, how many bytes of its run it begins: a character never reaches past its run
         run_byte_ends = ends[np.cumsum(run_lengths) - 1]
-        limit = np.repeat(run_byte_ends, np.diff(run_byte_ends, prepend=0))
-        at = np.arange(len(data))
+        offset = np.int32 if len(data) < np.iinfo(np.int32).max else np.int64
+        room = np.repeat(run_byte_ends.astype(offset), np.diff(run_byte_ends, prepend=0))
+        room -= np.arange(len(data), dtype=offset)
         padded = np.concatenate([data, np.zeros(3, dtype=np.uint8)])
         length = _LEAD_LENGTH[data]
         # a character begins at byte p where `data[p:p + length]` decodes (within the run); every
         # other byte not inside such a character is one U+FFFD
         second = padded[1:len(data) + 1]
-        ok2 = (at + 1 < limit) & (second >= _SECOND_LOW[data]) & (second <= _SECOND_HIGH[data])
-        ok3 = ok2 & (at + 2 < limit) & ((padded[2:len(data) + 2] & 0xC0) == 0x80)
-        ok4 = ok3 & (at + 3 < limit) & ((padded[3:len(data) + 3] & 0xC0) == 0x80)
+        ok2 = (room > 1) & (second >= _SECOND_LOW[data]) & (second <= _SECOND_HIGH[data])
+        ok3 = ok2 & (room > 2) & ((padded[2:len(data) + 2] & 0xC0) == 0x80)
+        ok4 = ok3 & (room > 3) & ((padded[3:len(data) + 3] & 0xC0) == 0x80)
         whole = np.select([length == 2, length == 3, length == 4], [ok2, ok3, ok4], default=data < 0x80)
         inside = np.zeros(len(data) + 3, dtype=bool)  # (3 more: read past the end as False)
         for k in (1, 2, 3):
@@ -258,11 +259,11 @@ def fragment_contexts(data: np.ndarray, sizes: np.ndarray, run_lengths: np.ndarr
     last = begins[np.maximum(np.searchsorted(begins, read.ends) - 1, 0)]
     reach = np.where((last >= read.starts) & (sizes > 0) & read.whole[last],
                      last + read.length[last] - read.ends, 0).clip(0)
-    padded = np.append(data, np.zeros(3, dtype=np.uint8)).astype(np.int64)
+    padded = np.append(data, np.zeros(3, dtype=np.uint8))
     context = reach + (skip << _SKIP_SHIFT)
     for i in range(3):
-        context += np.where(reach > i, padded[np.minimum(read.ends + i, len(padded) - 1)], 0) << (
-            _TAIL_BYTES_SHIFT + 8 * i)
+        tail = padded[read.ends + i].astype(np.int64)
+        context += np.where(reach > i, tail, 0) << (_TAIL_BYTES_SHIFT + 8 * i)
     return context
 
 
