@@ -292,10 +292,6 @@ class Encoding(Sequence[Token]):
             )
         ]
 
-    def distinct_tokens(self) -> list[Token]:
-        """One token per row of `table`, in its order (spans zero)."""
-        return [Token(i, data, 0, 0, 0, 0, kind, piece) for i, data, kind, piece in self.table.rows()]
-
     def __eq__(self, other: object) -> bool:
         """Equal to another encoding or a list of the same tokens."""
         if isinstance(other, Encoding):
