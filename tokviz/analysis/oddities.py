@@ -100,6 +100,8 @@ def find_oddities(
         if entry.kind in (TokenKind.NORMAL, TokenKind.FRAGMENT):
             ids.append(entry.id)
             data.append(entry.bytes)
+        if cancelled is not None and not len(ids) % 4096 and cancelled():  # a closing window waits for this
+            break
     fragments = [i for i, d in zip(ids, data) if is_fragment(d)]
     texts = {i: d.decode("utf-8") for i, d in zip(ids, data) if d and not is_fragment(d)}
     first: dict[bytes, int] = {}

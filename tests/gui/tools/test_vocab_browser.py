@@ -242,3 +242,27 @@ def test_a_gguf_vocabulary_rows_kinds_search_and_odd_tokens(qtbot, vocab):
     browser.apply_filter()
     assert shown_ids(browser) == browser.oddities.ids["unreachable"].tolist()
     assert bert.encode_ids("0ing")[1] not in shown_ids(browser)  # `##ing` is reachable after `0`
+
+
+@pytest.mark.parametrize("last", [2**31 - 1, 2**32 - 2])
+def test_a_rank_file_with_one_far_id_loads_and_is_counted(qtbot, tmp_path, last):
+    """The odd-token count walks the ids there are, not every id up to the largest (2**31 of
+    them here: tens of minutes, and closing the browser waited for it), and an id past what a
+    spin box holds does not stop the loading."""
+    import base64
+
+    from tokviz.core import catalog
+
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": last}
+    path = tmp_path / "far.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(d).decode()} {i}\n" for d, i in ranks.items()))
+    tokenizer = catalog.load(str(path))
+    read = []
+    token_bytes = tokenizer.token_bytes
+    tokenizer.token_bytes = lambda i: read.append(i) or token_bytes(i)  # type: ignore[method-assign]
+    browser = make_browser(qtbot, str(path), tokenizer=tokenizer)
+    qtbot.waitUntil(lambda: browser.oddities is not None, timeout=TIMEOUT_MS)
+    assert browser.oddities.examined == 257
+    assert max(read) == last and len(set(read)) == 257  # never an id that is not there
+    assert browser.id_max.maximum() == min(last, 2**31 - 1)
+    browser.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,7 @@ from tokviz.core.tokenizer import (
     DisallowedSpecial,
     Tokenizer,
     TokenizerError,
+    VocabEntry,
 )
 from tokviz.core.tokens import OffsetMap, Token, TokenKind, kind_for_bytes, sanitize
 
@@ -379,6 +380,13 @@ class TiktokenTokenizer(Tokenizer):
 
     def token_bytes(self, token_id: int) -> bytes:
         return self.encoding.decode_single_token_bytes(token_id)
+
+    def vocab(self) -> Iterator[VocabEntry]:
+        """Every id there is, in order: the ranks and the special tokens. A rank file may leave
+        holes in its ids, or put one far past the others (2**31 - 1): the walk follows the
+        tokens, not the largest id."""
+        for i in sorted({*self.mergeable_ranks.values(), *self._special_ids}):
+            yield VocabEntry(i, self.piece(i), self.token_bytes(i), self.kind(i))
 
     def piece(self, token_id: int) -> str:
         piece = self._pieces.get(token_id)

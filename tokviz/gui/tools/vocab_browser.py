@@ -231,6 +231,9 @@ def _token_columns(tokens: Sequence[Token]) -> tuple[list[int], np.ndarray, np.n
     )
 
 
+_SPIN_MAX = 2**31 - 1  # the largest value a QSpinBox holds
+
+
 class VocabBrowser(QWidget):
     """A tokenizer's whole vocabulary: filter bar, table, and the selected token's details."""
 
@@ -407,8 +410,8 @@ class VocabBrowser(QWidget):
     def _on_loaded(self, result: tuple) -> None:
         self.tokenizer, self.table, (self._ids, self._starts, self._ends) = result
         self.model.set_table(self.table)
-        for box in (self.id_min, self.id_max):
-            box.setMaximum(int(self.table.ids.max()) if len(self.table) else 0)
+        for box in (self.id_min, self.id_max):  # a spin box holds a 32-bit int: ids past it have no bound here
+            box.setMaximum(min(int(self.table.ids.max()), _SPIN_MAX) if len(self.table) else 0)
         self.stack.setCurrentIndex(2)
         self._update_count()
         self.loaded.emit()
