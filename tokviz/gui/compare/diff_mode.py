@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QTextCharFormat
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -37,7 +36,9 @@ from tokviz.gui.work.worker import Job, Worker, message_of
 
 MAX_LISTED = 2000  # differing stretches listed for two panes
 MAX_EDITOR_MARKS = 400  # underlines in view in the editor (each is an ExtraSelection)
-EDITOR_MARK = QColor("#c026d3")
+EDITOR_MARK = QTextCharFormat()  # under a stretch cut differently
+EDITOR_MARK.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+EDITOR_MARK.setUnderlineColor(QColor("#c026d3"))
 
 
 @dataclass
@@ -191,8 +192,6 @@ class DiffMode:
         self.reference = 0
         self.outcome: DiffOutcome | None = None
         self._worker: Worker | None = None
-        #: the editor underlines (the window's hover mark is drawn with them)
-        self.editor_marks: list[QTextEdit.ExtraSelection] = []
         # a stretch's row selects its characters in the editor and scrolls every pane to it
         self.panel = DiffPanel(window.select_chars, self.set_reference)
         self.panel.hide()
@@ -209,8 +208,7 @@ class DiffMode:
         self.outcome = None
         for pane in self.window.panes:
             pane.view.set_boundary_marks(None)
-        self.editor_marks = []
-        self.window.editor.setExtraSelections([])
+        self.window.editor.set_marks("diff", [], EDITOR_MARK)
 
     def set_reference(self, index: int) -> None:
         """Compare the panes with pane `index`."""
@@ -287,16 +285,4 @@ class DiffMode:
             first = int(np.searchsorted(ranges[:, 1], lo - span, side="right"))
             last = int(np.searchsorted(ranges[:, 0], hi + span, side="left"))
             ranges = ranges[first:min(last, first + MAX_EDITOR_MARKS)]
-        fmt = QTextCharFormat()
-        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
-        fmt.setUnderlineColor(EDITOR_MARK)
-        self.editor_marks = []
-        for start, end in ranges.tolist():
-            selection = QTextEdit.ExtraSelection()
-            selection.format = fmt
-            cursor = QTextCursor(editor.document())
-            cursor.setPosition(offsets.to_utf16(start))
-            cursor.setPosition(offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
-            selection.cursor = cursor
-            self.editor_marks.append(selection)
-        editor.setExtraSelections(self.editor_marks)
+        editor.set_marks("diff", (offsets.to_utf16_span(start, end) for start, end in ranges.tolist()), EDITOR_MARK)

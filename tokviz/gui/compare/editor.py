@@ -14,13 +14,24 @@ the whole new text, a paste's slices are one undo step, and `textChanged` comes 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from functools import cached_property
 
 from PySide6.QtCore import QByteArray, QMimeData, QPointF, QRectF, QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QDragEnterEvent, QDropEvent, QFont, QMouseEvent, QPainter, QPaintEvent, QTextCursor
-from PySide6.QtWidgets import QPlainTextEdit, QToolTip, QWidget
+from PySide6.QtGui import (
+    QColor,
+    QDragEnterEvent,
+    QDropEvent,
+    QFont,
+    QMouseEvent,
+    QPainter,
+    QPaintEvent,
+    QTextCharFormat,
+    QTextCursor,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 #: characters a QTextDocument cannot hold as themselves (each would become a paragraph break, or
 #: vanish at the start), in the order of their stand-ins
@@ -145,6 +156,31 @@ class InputEditor(QPlainTextEdit):
         self.document().contentsChanged.connect(self._forget_raw)
         self._fill: _Fill | None = None
         self._fill_timer = QTimer(self, singleShot=True, interval=0, timeout=self._fill_step)
+        self._marks: dict[str, list[QTextEdit.ExtraSelection]] = {}
+
+    # -- marks over spans of the text --------------------------------------------------------
+    def span_cursor(self, start: int, end: int) -> QTextCursor:
+        """A cursor selecting UTF-16 positions `[start, end)`."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def set_marks(self, layer: str, spans: Iterable[tuple[int, int]], fmt: QTextCharFormat) -> None:
+        """Draw `fmt` over each UTF-16 span of `spans` as the marks of `layer` (the diff's
+        underlines, the hovered token's characters): each layer replaces only its own marks."""
+        marks = []
+        for start, end in spans:
+            mark = QTextEdit.ExtraSelection()
+            mark.format = fmt
+            mark.cursor = self.span_cursor(start, end)
+            marks.append(mark)
+        self._marks[layer] = marks
+        self.setExtraSelections([mark for layer_marks in self._marks.values() for mark in layer_marks])
+
+    def marks(self, layer: str) -> list[QTextEdit.ExtraSelection]:
+        """The marks of `layer` (none before it is set)."""
+        return list(self._marks.get(layer, ()))
 
     # -- the raw text ------------------------------------------------------------------------
     def raw_text(self) -> str:

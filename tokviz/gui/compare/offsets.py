@@ -44,6 +44,10 @@ class Utf16Map:
         table = self._table()
         return int(table[min(max(char, 0), len(table) - 1)])
 
+    def to_utf16_span(self, start: int, end: int) -> tuple[int, int]:
+        """The UTF-16 offsets of code points `start` and `end`."""
+        return self.to_utf16(start), self.to_utf16(end)
+
     def to_chars(self, unit: int) -> int:
         """The code point holding UTF-16 offset `unit` (the low half of a pair maps to its pair)."""
         if self.identity:

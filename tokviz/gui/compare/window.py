@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QSplitter,
     QStackedWidget,
     QTabBar,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -55,6 +54,8 @@ DEBOUNCE_MS = 250
 MAX_AUTO_PANES = 4  # fetched vocabularies get a pane while there are fewer
 MAX_SAVED_TEXT = 200_000  # characters of the last text kept in the settings when its file cannot be written
 MIN_PANE_WIDTH = 240  # px: a catalog name, four buttons and a policy box still read
+HOVER_MARK = QTextCharFormat()  # the hovered token's characters in the editor
+HOVER_MARK.setBackground(QColor(255, 214, 10, 140))
 
 
 class MainWindow(QMainWindow):
@@ -78,7 +79,6 @@ class MainWindow(QMainWindow):
         #: the text the panes cut, with its UTF-16 offsets (the editor's units); the diff mode reads it
         self.offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
-        self._syncing = False
         self._restore_note: str | None = None  # what the status bar says about the remembered text
         self.chat_panel: Any = None  # built the first time its tab is shown
         self.dataset_panel: Any = None  # likewise
@@ -460,12 +460,10 @@ class MainWindow(QMainWindow):
 
     # -- linked highlight, selection and scrolling ----------------------------------------------
     def highlight_chars(self, start: int, end: int) -> None:
-        """Highlight, in every pane, the tokens that cover characters `[start, end)`."""
+        """Highlight, in every pane, the tokens that cover characters `[start, end)` (none when
+        `start` is negative)."""
         for pane in self.panes:
-            if start < 0:
-                pane.view.clear_highlight()
-            else:
-                pane.view.highlight_chars(start, end)
+            pane.view.highlight_chars(start, end)
 
     def selected_chars(self) -> tuple[int, int]:
         """The editor's selection as a character range (`start == end` without a selection)."""
@@ -490,23 +488,14 @@ class MainWindow(QMainWindow):
             self.highlight_chars(char, char + 1)
 
     def _on_pane_hover(self, start: int, end: int) -> None:
+        """Hovering a token highlights the covering tokens in every pane and marks its characters
+        in the editor."""
         self.highlight_chars(*(self._editor_range if start < 0 else (start, end)))
-        selections = list(self.diff.editor_marks)
-        if start >= 0:  # the hovered token's characters, marked in the editor
-            selection = QTextEdit.ExtraSelection()
-            fmt = QTextCharFormat()
-            fmt.setBackground(QColor(255, 214, 10, 140))
-            selection.format = fmt
-            selection.cursor = self._chars_cursor(start, end)
-            selections.append(selection)
-        self.editor.setExtraSelections(selections)
+        self.editor.set_marks("hover", [self.offsets.to_utf16_span(start, end)] if start >= 0 else [], HOVER_MARK)
 
     def _chars_cursor(self, start: int, end: int) -> QTextCursor:
         """An editor cursor that selects characters `[start, end)`."""
-        cursor = QTextCursor(self.editor.document())
-        cursor.setPosition(self.offsets.to_utf16(start))
-        cursor.setPosition(self.offsets.to_utf16(end), QTextCursor.MoveMode.KeepAnchor)
-        return cursor
+        return self.editor.span_cursor(*self.offsets.to_utf16_span(start, end))
 
     def select_chars(self, start: int, end: int) -> None:
         """Select characters `[start, end)` in the editor (the covering tokens light up in every
@@ -540,15 +529,11 @@ class MainWindow(QMainWindow):
         self.show_message(pane.view.tooltip_for(index).replace("\n", " · "))
 
     def _on_pane_scrolled(self, pane: TokenPane, char: int) -> None:
-        if not self.model.sync_scroll or self._syncing:
-            return
-        self._syncing = True
-        try:
+        """Scroll the other panes along (`scroll_to_char` does not echo `scrolled`: no loop)."""
+        if self.model.sync_scroll:
             for other in self.panes:
                 if other is not pane:
                     other.view.scroll_to_char(char)
-        finally:
-            self._syncing = False
 
     def open_stream(self, pane: TokenPane) -> None:
         """Open the streaming-decode view for a pane (once its process has decoded the ids)."""
