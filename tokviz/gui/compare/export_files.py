@@ -11,6 +11,7 @@ saying how many were left out.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, Protocol
@@ -24,6 +25,7 @@ from tokviz.core.files import write_atomic
 from tokviz.gui.compare.export_copy import CopySource
 from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.renderer import TEXT_COLOR, line_cells, svg_cells, xml_text
+from tokviz.gui.compare.status_line import wrap_message
 from tokviz.gui.compare.token_layout import TokenLayout
 from tokviz.gui.compare.token_view import LINE_GAP, MARGIN
 
@@ -171,18 +173,8 @@ def _small_text(cls: str, y: float, text: str, px: int) -> str:
 def _wrapped(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
     """The counts' rows, each broken at its " · " separators to fit `width` (a column's counts
     must not run into the next column)."""
-    rows: list[str] = []
-    for row in text.splitlines():
-        current = ""
-        for part in row.split(" · "):
-            joined = f"{current} · {part}" if current else part
-            if current and metrics.horizontalAdvance(joined) > width:
-                rows.append(current)
-                current = part
-            else:
-                current = joined
-        rows.append(current)
-    return rows
+    return [line for row in text.splitlines()
+            for line in wrap_message(row, width, metrics.horizontalAdvance, max_lines=sys.maxsize)[0]]
 
 
 def export_comparison(path: str, panes: Sequence[ExportPane], widget: QWidget, *, by_id: bool = False,
