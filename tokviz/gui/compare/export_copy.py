@@ -33,6 +33,8 @@ class CopySource(Protocol):
 
     @property
     def spec(self) -> str: ...
+    @property
+    def short_name(self) -> str: ...
     view: TokenView
 
     @property
@@ -57,9 +59,8 @@ def copy_text(source: CopySource, what: CopyWhat) -> str:
     if what == "ids":
         return ids_text(t.id for t in tokens)
     if what == "json":
-        info = source.tokenizer
-        name, family = (info.name, info.family) if info is not None else (source.spec, "")
-        return json.dumps([encoding_record(name, family, tokens)], ensure_ascii=False)
+        family = source.tokenizer.family if source.tokenizer is not None else ""
+        return json.dumps([encoding_record(source.short_name, family, tokens)], ensure_ascii=False)
     text = source.result.text  # type: ignore[union-attr]
     return text[tokens[0].start:tokens[-1].end]
 
@@ -139,6 +140,4 @@ class IdsDialog(QDialog):
     @classmethod
     def for_source(cls, source: CopySource) -> IdsDialog:
         """The dialog of the selected tokens' (else every token's) ids."""
-        ids = [t.id for t in chosen_tokens(source)]
-        name = source.tokenizer.name if source.tokenizer is not None else source.spec
-        return cls(name, ids, source.view.window())
+        return cls(source.short_name, [t.id for t in chosen_tokens(source)], source.view.window())

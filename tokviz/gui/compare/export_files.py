@@ -71,8 +71,7 @@ def _of_one_text(panes: Sequence[ExportPane]) -> list[tuple[ExportPane, PaneResu
 
 def _name(pane: ExportPane) -> tuple[str, str]:
     """A pane's title and description."""
-    info = pane.tokenizer
-    return (info.name, info.describe()) if info is not None else (pane.spec, "")
+    return pane.short_name, pane.tokenizer.describe() if pane.tokenizer is not None else ""
 
 
 def html_page(panes: Sequence[ExportPane], *, by_id: bool = False, limit: int | None = None) -> str:

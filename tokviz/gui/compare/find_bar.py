@@ -117,9 +117,7 @@ class FindBar(QWidget):
 
     def _show_status(self) -> None:
         query = self.query.text().strip()
-        in_pane = ""
-        if self.mode == "id" and self._pane is not None:
-            in_pane = f" in {self._pane.tokenizer.name if self._pane.tokenizer is not None else self._pane.spec}"
+        in_pane = f" in {self._pane.short_name}" if self.mode == "id" and self._pane is not None else ""
         if not query:
             self.status.setText("")
         elif self.mode == "id" and parse_id(query) is None:
