@@ -75,7 +75,7 @@ class MainWindow(QMainWindow):
         self._dataset_factory = dataset_factory
         self._restore = restore
         self.model = CompareModel()
-        self.panes: list[TokenPane] = []  # the model's panes, rendered, in its order
+        self._views: dict[PaneModel, TokenPane] = {}  # each of the model's panes, rendered
         #: the text the panes cut, with its UTF-16 offsets (the editor's units); the diff mode reads it
         self.offsets = Utf16Map("")
         self._editor_range: tuple[int, int] = (-1, -1)
@@ -328,11 +328,11 @@ class MainWindow(QMainWindow):
         return self.model.context_limit
 
     def add_pane(self, spec: str, *, policy: str = "none") -> TokenPane:
-        return self._pane_of(self.model.add_pane(spec, policy=policy))
+        return self._views[self.model.add_pane(spec, policy=policy)]
 
     def add_trained_pane(self, spec: str) -> TokenPane:
         """A finished training run's vocabulary, in the place of the previous run's pane (`CompareModel`)."""
-        return self._pane_of(self.model.add_trained_pane(spec))
+        return self._views[self.model.add_trained_pane(spec)]
 
     def remove_pane(self, pane: TokenPane) -> None:
         self.model.remove_pane(pane.model)  # a no-op for a pane removed already
@@ -340,8 +340,10 @@ class MainWindow(QMainWindow):
     def move_pane(self, pane: TokenPane, delta: int) -> None:
         self.model.move_pane(pane.model, delta)
 
-    def _pane_of(self, model: PaneModel) -> TokenPane:
-        return next(pane for pane in self.panes if pane.model is model)
+    @property
+    def panes(self) -> list[TokenPane]:
+        """The panes, in the model's order."""
+        return [self._views[model] for model in self.model.panes]
 
     def _on_panes_changed(self, change: PanesChanged) -> None:
         if change.kind == "added":
@@ -356,19 +358,17 @@ class MainWindow(QMainWindow):
             pane.updated.connect(self._on_pane_updated)
             pane.message.connect(self.show_message)
             pane.jump_requested.connect(self.select_chars)
-            self.panes.append(pane)
+            self._views[change.pane] = pane
             pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
             self.pane_splitter.addWidget(pane)
             self._fit_panes()
             pane.set_text(self.offsets.text)
             self._refresh_stats()
             return
-        pane = self._pane_of(change.pane)
-        self.panes.remove(pane)
         if change.kind == "moved":
-            self.panes.insert(change.index, pane)
-            self.pane_splitter.insertWidget(change.index, pane)
+            self.pane_splitter.insertWidget(change.index, self._views[change.pane])
         else:
+            pane = self._views.pop(change.pane)
             pane.shutdown()
             pane.hide()
             pane.setParent(None)
