@@ -105,8 +105,10 @@ class StreamDialog(QDialog):
             return False
         i = self.position
         last = i == len(self.ids) - 1  # then buffered may carry one final flush
-        self._append(self.naive_edit, self.naive[i])
-        self._append(self.buffered_edit, "".join(self.buffered[i:] if last else self.buffered[i : i + 1]))
+        buffered = "".join(self.buffered[i:] if last else self.buffered[i : i + 1])
+        for edit, piece in ((self.naive_edit, self.naive[i]), (self.buffered_edit, buffered)):
+            edit.moveCursor(QTextCursor.MoveOperation.End)
+            edit.insertPlainText(piece)
         self.position += 1
         self._show_position()
         return True
@@ -132,13 +134,6 @@ class StreamDialog(QDialog):
         if value != self.position:
             self._stop()
             self.seek(value)
-
-    @staticmethod
-    def _append(edit: QPlainTextEdit, text: str) -> None:
-        cursor = edit.textCursor()
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        cursor.insertText(text)
-        edit.setTextCursor(cursor)
 
     def _show_position(self) -> None:
         """The slider (quietly) and the status line at the current position."""
