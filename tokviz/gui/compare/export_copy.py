@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
@@ -13,9 +13,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QMenu, QPlainTextEdit, 
 
 from tokviz.analysis.export import encoding_record, ids_text
 from tokviz.core.tokens import Token
-from tokviz.gui.compare.pane_result import PaneResult
-from tokviz.gui.compare.token_view import TokenView
-from tokviz.service.protocol import TokenizerInfo
+from tokviz.gui.compare.pane import TokenPane
 
 CopyWhat = Literal["ids", "json", "text"]
 Report = Callable[[str], object]  # where a status line goes
@@ -28,93 +26,78 @@ COPY_TITLES: dict[CopyWhat, str] = {
 COPY_SHORTCUTS: dict[CopyWhat, str] = {"ids": "Ctrl+Shift+C", "json": "Ctrl+Alt+C", "text": "Ctrl+C"}
 
 
-class CopySource(Protocol):
-    """What copying needs of a pane."""
-
-    @property
-    def spec(self) -> str: ...
-    @property
-    def short_name(self) -> str: ...
-    view: TokenView
-
-    @property
-    def result(self) -> PaneResult | None: ...
-    @property
-    def tokenizer(self) -> TokenizerInfo | None: ...
-
-
-def chosen_tokens(source: CopySource) -> list[Token]:
+def chosen_tokens(pane: TokenPane) -> list[Token]:
     """The selected tokens (a click, or a shift-click range), else every token of the pane."""
-    if source.result is None:
+    if pane.result is None:
         return []
-    chosen = source.view.selection or range(len(source.result.tokens))
-    return list(source.result.tokens[chosen.start:chosen.stop])  # a slice: the columns read once
+    chosen = pane.view.selection or range(len(pane.result.tokens))
+    return list(pane.result.tokens[chosen.start:chosen.stop])  # a slice: the columns read once
 
 
-def copy_text(source: CopySource, what: CopyWhat) -> str:
+def copy_text(pane: TokenPane, what: CopyWhat) -> str:
     """What copying `what` puts on the clipboard (empty without tokens)."""
-    tokens = chosen_tokens(source)
+    tokens = chosen_tokens(pane)
     if not tokens:
         return ""
     if what == "ids":
         return ids_text(t.id for t in tokens)
     if what == "json":
-        family = source.tokenizer.family if source.tokenizer is not None else ""
-        return json.dumps([encoding_record(source.short_name, family, tokens)], ensure_ascii=False)
-    text = source.result.text  # type: ignore[union-attr]
+        family = pane.tokenizer.family if pane.tokenizer is not None else ""
+        return json.dumps([encoding_record(pane.short_name, family, tokens)], ensure_ascii=False)
+    text = pane.result.text  # type: ignore[union-attr]
     return text[tokens[0].start:tokens[-1].end]
 
 
-def copy_to_clipboard(source: CopySource, what: CopyWhat) -> str:
+def copy_to_clipboard(pane: TokenPane, what: CopyWhat) -> str:
     """Copy and return a status line saying what was copied."""
-    data = copy_text(source, what)
+    data = copy_text(pane, what)
     if not data:
-        return f"{source.spec}: no tokens to copy"
+        return f"{pane.spec}: no tokens to copy"
     QGuiApplication.clipboard().setText(data)
-    count = len(source.view.selection) or len(source.result.tokens)  # type: ignore[union-attr]
-    return f"{source.spec}: copied {'the ' if what == 'text' else ''}{what} of {count:,} tokens"
+    count = len(pane.view.selection) or len(pane.result.tokens)  # type: ignore[union-attr]
+    return f"{pane.spec}: copied {'the ' if what == 'text' else ''}{what} of {count:,} tokens"
 
 
-def install_copy(source: CopySource, *, report: Report) -> None:
+def install_copy(pane: TokenPane, *, report: Report) -> None:
     """Give the pane's view its context menu and Ctrl+C (the selected tokens' text)."""
-    view = source.view
+    view = pane.view
     copy = QAction("Copy the tokens' text", view)
     copy.setShortcut(QKeySequence.StandardKey.Copy)
     copy.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-    copy.triggered.connect(lambda: report(copy_to_clipboard(source, _ctrl_c(source))))
+    copy.triggered.connect(lambda: report(copy_to_clipboard(pane, _ctrl_c(pane))))
     view.addAction(copy)
     view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-    view.customContextMenuRequested.connect(lambda pos: _context_menu(source, pos, report))
+    view.customContextMenuRequested.connect(lambda pos: _context_menu(pane, pos, report))
 
 
-def _ctrl_c(source: CopySource) -> CopyWhat:
+def _ctrl_c(pane: TokenPane) -> CopyWhat:
     """Ctrl+C copies what the pane shows: the ids in the ids view, else the text."""
-    return "ids" if source.result is not None and source.result.options.mode == "ids" else "text"
+    return "ids" if pane.result is not None and pane.result.options.mode == "ids" else "text"
 
 
-def context_menu(source: CopySource, report: Report) -> QMenu:
+def context_menu(pane: TokenPane, report: Report) -> QMenu:
     """The menu a right-click on a pane opens (built anew each time: the selection changes)."""
-    menu = QMenu(source.view)
-    scope = "selected" if len(source.view.selection) else "all"
-    has_tokens = source.result is not None and len(source.result.tokens) > 0
+    menu = QMenu(pane.view)
+    scope = "selected" if len(pane.view.selection) else "all"
+    has_tokens = pane.result is not None and len(pane.result.tokens) > 0
     for what, title in COPY_TITLES.items():
         # the shortcut after a tab is only shown: the Edit menu and the view own the real ones
         action = menu.addAction(f"{title} ({scope})\t{COPY_SHORTCUTS[what]}")
-        action.triggered.connect(lambda _=False, what=what: report(copy_to_clipboard(source, what)))
+        action.triggered.connect(lambda _=False, what=what: report(copy_to_clipboard(pane, what)))
         action.setEnabled(has_tokens)
     menu.addSeparator()
     show = menu.addAction("Show the ids as &text…")
-    show.triggered.connect(lambda: IdsDialog.for_source(source).show())
+    show.triggered.connect(lambda: IdsDialog.for_source(pane).show())
     show.setEnabled(has_tokens)
     return menu
 
 
-def _context_menu(source: CopySource, pos: QPoint, report: Report) -> None:
-    index = source.view.token_at(QPointF(pos))
-    if index is not None and index not in source.view.selection:
-        source.view.clicked.emit(index)  # right-click selects, as in a list
-    menu = context_menu(source, report)
-    menu.exec(source.view.viewport().mapToGlobal(pos))
+def _context_menu(pane: TokenPane, pos: QPoint, report: Report) -> None:
+    index = pane.view.token_at(QPointF(pos))
+    if index is not None and index not in pane.view.selection:
+        pane.view.clicked.emit(index)  # right-click selects, as in a list
+    menu = context_menu(pane, report)
+    menu.exec(pane.view.viewport().mapToGlobal(pos))
     menu.deleteLater()
 
 
@@ -138,6 +121,6 @@ class IdsDialog(QDialog):
         self.resize(560, 320)
 
     @classmethod
-    def for_source(cls, source: CopySource) -> IdsDialog:
+    def for_source(cls, pane: TokenPane) -> IdsDialog:
         """The dialog of the selected tokens' (else every token's) ids."""
-        return cls(source.short_name, [t.id for t in chosen_tokens(source)], source.view.window())
+        return cls(pane.short_name, [t.id for t in chosen_tokens(pane)], pane.view.window())

@@ -14,15 +14,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QFontInfo, QFontMetricsF
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from tokviz.analysis.html import HtmlPane, comparison_html
 from tokviz.core.files import write_atomic
-from tokviz.gui.compare.export_copy import CopySource
+from tokviz.gui.compare.pane import TokenPane
 from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.renderer import TEXT_COLOR, line_cells, svg_cells, xml_text
 from tokviz.gui.compare.status_line import wrap_message
@@ -35,12 +35,6 @@ MAX_TOKENS = 20_000  # per pane in an SVG: a blog post's figure, not a long text
 COLUMN_GAP = 16.0
 HEADER_GAP = 4.0
 SUBTLE = "#4b5563"
-
-
-class ExportPane(CopySource, Protocol):
-    """What a save needs of a pane: what copying does, and its counts."""
-
-    stats_label: QLabel
 
 
 class ExportError(Exception):
@@ -61,7 +55,7 @@ def format_of(path: str) -> ExportFormat:
     raise ExportError(f"{path}: choose a .html, .png or .svg file name")
 
 
-def _of_one_text(panes: Sequence[ExportPane]) -> list[tuple[ExportPane, PaneResult]]:
+def _of_one_text(panes: Sequence[TokenPane]) -> list[tuple[TokenPane, PaneResult]]:
     """The panes holding tokens for the first ready pane's text, with their results."""
     ready = [(p, p.result) for p in panes if p.result is not None]
     if not ready:
@@ -69,12 +63,12 @@ def _of_one_text(panes: Sequence[ExportPane]) -> list[tuple[ExportPane, PaneResu
     return [(p, r) for p, r in ready if r.text == ready[0][1].text]
 
 
-def _name(pane: ExportPane) -> tuple[str, str]:
+def _name(pane: TokenPane) -> tuple[str, str]:
     """A pane's title and description."""
     return pane.short_name, pane.tokenizer.describe() if pane.tokenizer is not None else ""
 
 
-def html_page(panes: Sequence[ExportPane], *, by_id: bool = False, limit: int | None = None) -> str:
+def html_page(panes: Sequence[TokenPane], *, by_id: bool = False, limit: int | None = None) -> str:
     """The HTML page of the panes that hold tokens for one text."""
     chosen = _of_one_text(panes)
     parts = [HtmlPane(*_name(p), r.tokens) for p, r in chosen]
@@ -92,7 +86,7 @@ def png_bytes(widget: QWidget) -> bytes:
     return bytes(data.data())
 
 
-def svg_text(panes: Sequence[ExportPane], *, title: str = "tokviz comparison") -> str:
+def svg_text(panes: Sequence[TokenPane], *, title: str = "tokviz comparison") -> str:
     """The panes that hold tokens for the first ready pane's text, side by side, as SVG text."""
     chosen = _of_one_text(panes)
     fonts = chosen[0][0].view.fonts
@@ -116,7 +110,7 @@ def svg_text(panes: Sequence[ExportPane], *, title: str = "tokviz comparison") -
     )
 
 
-def _column(pane: ExportPane, result: PaneResult, main_px: int, small_px: int) -> tuple[str, float, float]:
+def _column(pane: TokenPane, result: PaneResult, main_px: int, small_px: int) -> tuple[str, float, float]:
     """One pane's column, its fonts `main_px` and `small_px` pixels high: its SVG, width and height."""
     view = pane.view
     main, small = view.measurer.main, view.measurer.small
@@ -176,7 +170,7 @@ def _wrapped(text: str, metrics: QFontMetricsF, width: float) -> list[str]:
             for line in wrap_message(row, width, metrics.horizontalAdvance, max_lines=sys.maxsize)[0]]
 
 
-def export_comparison(path: str, panes: Sequence[ExportPane], widget: QWidget, *, by_id: bool = False,
+def export_comparison(path: str, panes: Sequence[TokenPane], widget: QWidget, *, by_id: bool = False,
                       limit: int | None = None) -> ExportFormat:
     """Save the comparison to `path` in the format its suffix names; return the format."""
     fmt = format_of(path)

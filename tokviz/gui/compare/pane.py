@@ -28,7 +28,6 @@ from tokviz.core.encoding import Encoding
 from tokviz.core.tokenizer import SpecialPolicy
 from tokviz.gui.compare.cell_metrics import Fonts
 from tokviz.gui.compare.cells import ViewOptions
-from tokviz.gui.compare.export_copy import install_copy
 from tokviz.gui.compare.pane_keys import moved_to
 from tokviz.gui.compare.pane_result import PaneResult, prepare
 from tokviz.gui.compare.service import preparer, tokenizer_service
@@ -164,7 +163,6 @@ class TokenPane(QFrame):
         self.view.hovered.connect(self._on_hover)
         self.view.clicked.connect(lambda i: self.token_clicked.emit(self, i))
         self.view.scrolled.connect(lambda c: self.scrolled.emit(self, c))
-        install_copy(self, report=self.message.emit)
 
     # -- keyboard and focus ----------------------------------------------------------------
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802

@@ -33,7 +33,7 @@ from tokviz.core.textfile import NotTextError, read_text_exact
 from tokviz.gui.compare.cells import VIEW_MODES, ViewOptions
 from tokviz.gui.compare.diff_mode import DiffMode
 from tokviz.gui.compare.editor import InputEditor
-from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard
+from tokviz.gui.compare.export_copy import CopyWhat, copy_to_clipboard, install_copy
 from tokviz.gui.compare.export_files import FILTERS, ExportError, export_comparison
 from tokviz.gui.compare.fetch_bar import FetchBar
 from tokviz.gui.compare.find_bar import FindBar
@@ -358,6 +358,7 @@ class MainWindow(QMainWindow):
             pane.updated.connect(self._on_pane_updated)
             pane.message.connect(self.show_message)
             pane.jump_requested.connect(self.select_chars)
+            install_copy(pane, report=self.show_message)  # Ctrl+C and the context menu of its view
             self._views[change.pane] = pane
             pane.setMinimumWidth(MIN_PANE_WIDTH)  # the splitter would share out less to some panes
             self.pane_splitter.addWidget(pane)
