@@ -208,7 +208,8 @@ class TokenView(QAbstractScrollArea):
             self.laid_out.emit()
 
     def _restore_scroll(self) -> bool:
-        """Scroll back to the character that was on top before a relayout, once it is placed."""
+        """Scroll to the character kept (the top one before a relayout, or one scrolled to), once
+        it is placed; True when nothing is left to do."""
         index = self.token_for_char(self._keep_char or 0)
         if index is None or self.token_layout is None or index >= self.token_layout.placed():
             return bool(self.token_layout and self.token_layout.done)
@@ -344,15 +345,11 @@ class TokenView(QAbstractScrollArea):
             self.extend_selection(len(self.tokens) - 1)
 
     def scroll_to_char(self, char: int) -> None:
-        """Scroll so the token holding `char` is on the top line (without echoing `scrolled`)."""
-        index = self.token_for_char(char)
-        if index is None or self.token_layout is None:
-            return
-        if index >= self.token_layout.placed():  # not laid out yet: go there once it is
-            self._keep_char = char
-            return
-        with self._own_scroll():
-            self._set_scroll(self.token_layout.line_of(index))
+        """Scroll so the token holding `char` is on the top line (without echoing `scrolled`), or
+        as soon as the layout has placed it."""
+        self._keep_char = char
+        if self._restore_scroll():
+            self._keep_char = None
 
     def ensure_visible(self, index: int) -> None:
         """Scroll token `index` into view when it is (partly) outside it."""
