@@ -27,7 +27,7 @@ from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.renderer import TEXT_COLOR, line_cells, svg_cells, xml_text
 from tokviz.gui.compare.status_line import wrap_message
 from tokviz.gui.compare.token_layout import TokenLayout
-from tokviz.gui.compare.token_view import LINE_GAP, MARGIN
+from tokviz.gui.compare.token_view import MARGIN, line_heights
 
 ExportFormat = Literal["html", "png", "svg"]
 FILTERS = "HTML page (*.html);;PNG image (*.png);;SVG image (*.svg)"
@@ -129,8 +129,7 @@ def _column(pane: TokenPane, result: PaneResult, main_px: int, small_px: int) ->
     count = min(len(result.tokens), MAX_TOKENS)
     layout = TokenLayout(result.widths[:count], result.breaks.before(count), wrap_width=wrap)
     layout.advance()
-    top_h = main.height() + 4
-    line_h = top_h + (small.height() if result.options.mode == "both" else 0.0) + LINE_GAP
+    top_h, line_h = line_heights(view.measurer, result.options.mode)
     out.append(f'<g class="tokens" transform="translate({MARGIN},{top:.1f})">')
     for line in range(layout.line_count):
         rng = layout.line_range(line)
@@ -138,7 +137,7 @@ def _column(pane: TokenPane, result: PaneResult, main_px: int, small_px: int) ->
             continue
         cells = result.cells[rng.start:rng.stop]
         shapes = line_cells(cells, layout.line_xs(line).tolist(), result.widths[rng.start:rng.stop].tolist(),
-                            [view.background(i) for i in rng], view.measurer, top_h, y=line * line_h)
+                            view.backgrounds(rng, cells), view.measurer, top_h, y=line * line_h)
         past = None if view.limit is None or view.limit >= rng.stop else max(view.limit - rng.start, 0)
         ids = [t.id for t in result.tokens[rng.start:rng.stop]]  # the line's tokens in one read of the columns
         out.extend(svg_cells(shapes, ids, [c.kind.value for c in cells], main_px=main_px, small_px=small_px,

@@ -39,6 +39,7 @@ from tokviz.gui.compare.pane_result import PaneResult
 from tokviz.gui.compare.renderer import LIMIT_PEN, PAST_LIMIT_FILL, CellShapes, line_cells, paint_cells
 from tokviz.gui.compare.token_layout import TokenLayout, covering
 from tokviz.gui.widgets.theme import TokenColors, token_colors
+from tokviz.model.compare import ViewMode
 
 MARGIN = 6.0
 LINE_GAP = 3.0
@@ -59,6 +60,13 @@ class TokenStyle:
 
     fill: QColor | None = None  # the background, instead of the palette's
     underline: QColor | None = None  # a bar along the cell's bottom edge
+
+
+def line_heights(measurer: CellMeasurer, mode: ViewMode) -> tuple[float, float]:
+    """The height of a line's cells, and the height of a line with the gap below it, in `mode`
+    (the ids under the labels in "both")."""
+    top = measurer.main.height() + 4
+    return top, top + (measurer.small.height() if mode == "both" else 0.0) + LINE_GAP
 
 
 class TokenView(QAbstractScrollArea):
@@ -114,12 +122,13 @@ class TokenView(QAbstractScrollArea):
             self.invalidate()
 
     def background(self, index: int) -> QColor:
-        """The colour token `index` is drawn on: its style's fill, else the palette's."""
-        return self._backgrounds(range(index, index + 1), [self.cell(index)])[0]
+        """The colour token `index` is drawn on (`backgrounds` of it alone)."""
+        return self.backgrounds(range(index, index + 1), [self.cell(index)])[0]
 
-    def _backgrounds(self, tokens: range, cells: Sequence[Cell]) -> list[QColor]:
-        """The colours `tokens` (whose cells are `cells`) are drawn on. Slots by position are
-        computed per token (no array over every token), by id once per result (a byte a token)."""
+    def backgrounds(self, tokens: range, cells: Sequence[Cell]) -> list[QColor]:
+        """The colours `tokens` (whose cells are `cells`) are drawn on: each one's style fill, else
+        the palette's. Slots by position are computed per token (no array over every token), by id
+        once per result (a byte a token)."""
         n = len(self.colors.tokens)
         if not self._color_by_id:
             slots = [i % max(n, 1) for i in tokens]
@@ -177,10 +186,8 @@ class TokenView(QAbstractScrollArea):
         return max(self.viewport().width() - 2 * MARGIN, 40.0)
 
     def _relayout(self, *, keep_char: int | None = None) -> None:
-        fm_main, fm_small = self.measurer.main, self.measurer.small
-        sub = self.result is not None and self.result.options.mode == "both"
-        self._top_h = fm_main.height() + 4
-        self._line_h = self._top_h + (fm_small.height() if sub else 0.0) + LINE_GAP
+        mode = self.result.options.mode if self.result is not None else "text"
+        self._top_h, self._line_h = line_heights(self.measurer, mode)
         self._keep_char = keep_char
         self._line_cache.clear()
         self.token_layout = None
@@ -527,7 +534,7 @@ class TokenView(QAbstractScrollArea):
         cells = result.cells[rng.start:rng.stop]  # type: ignore[union-attr]
         return line_cells(cells, (layout.line_xs(line) + MARGIN).tolist(),  # type: ignore[union-attr]
                           result.widths[rng.start:rng.stop].tolist(),  # type: ignore[union-attr]
-                          self._backgrounds(rng, cells), self.measurer, self._top_h, underlines=underlines)
+                          self.backgrounds(rng, cells), self.measurer, self._top_h, underlines=underlines)
 
     def invalidate(self) -> None:
         """Forget the painted lines (new tokens, layout, colours or fonts)."""
