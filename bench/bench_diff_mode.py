@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             if diff and window.diff.outcome is not None:
                 o = window.diff.outcome
                 extra = (f", agreement {[round(a, 1) for a in o.agreement]}, marks per pane {r['marks']}, "
-                         f"editor underlines in view {len(window.editor.marks('diff'))} of {len(o.editor_ranges)}")
+                         f"editor underlines in view {len(window.editor.extraSelections())} of {len(o.editor_ranges)}")
             print(f"{'diff  ' if diff else 'normal'} round {salt}: ready in {seconds}, longest gap "
                   f"{r['max_gap']:.0f} ms, median gap {r['median_gap']:.1f} ms, repaint of all panes "
                   f"{r['repaint_ms']:.1f} ms{extra}", flush=True)

@@ -178,10 +178,6 @@ class InputEditor(QPlainTextEdit):
         self._marks[layer] = marks
         self.setExtraSelections([mark for layer_marks in self._marks.values() for mark in layer_marks])
 
-    def marks(self, layer: str) -> list[QTextEdit.ExtraSelection]:
-        """The marks of `layer` (none before it is set)."""
-        return list(self._marks.get(layer, ()))
-
     # -- the raw text ------------------------------------------------------------------------
     def raw_text(self) -> str:
         """The exact text (CRLF, CR, NBSP, U+2028/2029 and a leading BOM as they were given);
