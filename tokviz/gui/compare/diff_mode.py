@@ -17,8 +17,8 @@ from functools import partial, reduce
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QTextCharFormat
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtGui import QAction, QColor, QTextCharFormat
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -188,7 +188,9 @@ class DiffMode:
 
     def __init__(self, window: Any) -> None:
         self.window = window
-        self.on = False
+        #: the View menu's switch, checked while the mode is on (however it was switched)
+        self.action = QAction("&Diff mode (where the panes cut differently)", window, checkable=True)
+        self.action.toggled.connect(self.set_on)
         self.reference = 0
         self.outcome: DiffOutcome | None = None
         self._worker: Worker | None = None
@@ -197,9 +199,15 @@ class DiffMode:
         self.panel.hide()
         window.editor.verticalScrollBar().valueChanged.connect(self._update_editor_marks)
 
+    @property
+    def on(self) -> bool:
+        """The mode is on: its action is checked."""
+        return self.action.isChecked()
+
     def set_on(self, on: bool) -> None:
         """Switch the mode on (show the panel, compute) or off (drop every mark)."""
-        self.on = on
+        with QSignalBlocker(self.action):
+            self.action.setChecked(on)
         self.panel.setVisible(on)
         if on:
             self.refresh()

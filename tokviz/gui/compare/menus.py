@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QInputDialog, QMenu, QMenuBar
 from tokviz.core.resources import samples
 from tokviz.gui.compare.add_menu import AddMenu
 from tokviz.gui.compare.cells import VIEW_MODES
+from tokviz.gui.compare.diff_mode import DiffMode
 from tokviz.gui.compare.export_copy import COPY_SHORTCUTS, COPY_TITLES, CopyWhat
 from tokviz.gui.compare.find_bar import FindBar
 from tokviz.gui.compare.pane import TokenPane
@@ -30,6 +31,7 @@ class MenuHost(Protocol):
     model: CompareModel
     find_bar: FindBar
     legend_action: QAction
+    diff: DiffMode
 
     @property
     def panes(self) -> Sequence[TokenPane]: ...
@@ -39,8 +41,6 @@ class MenuHost(Protocol):
     def choose_vocab_file(self) -> None: ...
     def choose_export_file(self) -> None: ...
     def load_sample(self, name: str) -> None: ...
-    def set_diff_mode(self, on: bool) -> None: ...
-    def diff_mode_on(self) -> bool: ...
     def add_pane(self, spec: str) -> TokenPane: ...
     def offer_fetch(self) -> None: ...
     def remove_pane(self, pane: TokenPane) -> None: ...
@@ -112,9 +112,7 @@ def _view_menu(w: MenuHost) -> None:
         menu.addAction(action)
     menu.addSeparator()
     menu.addAction("Context &limit…", lambda: _ask_context_limit(w))
-    diff = _toggle(menu, "&Diff mode (where the panes cut differently)", False, w.set_diff_mode)
-    # the mode may be switched on without the menu (`tokviz --diff`): show its state when opened
-    menu.aboutToShow.connect(lambda: diff.setChecked(w.diff_mode_on()))
+    menu.addAction(w.diff.action)
     _toggle(menu, "&Synchronized scrolling", model.sync_scroll, lambda on: setattr(model, "sync_scroll", on))
     menu.addAction(w.legend_action)
 
