@@ -14,11 +14,16 @@ Measures, offscreen:
       once), and the CPU seconds they spent from the paste to the end (what a noisy shared
       machine distorts least).
 
+With --text rare, the text is not the samples but 70 % Python source (the standard library's
+`.py` files) and 30 % random CJK characters, most of them rare (the Unified Ideographs and
+Extension A): nearly every CJK token is a fragment of its own kind, the case where a pane's
+distinct tokens and fragment contexts number tens of thousands.
+
 With --stages, also where each pane's time went: its request waiting in the tokenizer process,
 the encode, the reply landing in the pane's worker, the preparation of cells and widths, and the
 GUI thread's share (the result landing, layout slices, painting new lines).
 
-    .venv/bin/python bench/bench_gui.py [--mb 1.0] [-t cl100k_base -t ...] [--stages]
+    .venv/bin/python bench/bench_gui.py [--mb 1.0] [--text samples|rare] [-t cl100k_base -t ...] [--stages]
 """
 
 from __future__ import annotations
@@ -55,6 +60,29 @@ def mixed_text(megabytes: float) -> str:
     target = int(megabytes * 1_000_000)
     reps = target // len(block.encode("utf-8")) + 1
     return (block * reps)[: target]
+
+
+def rare_text(megabytes: float) -> str:
+    """Python source, then random CJK (rare characters, short runs between spaces, commas,
+    full stops and newlines), about `megabytes` of UTF-8 in all (a fixed seed: the same text
+    on every run)."""
+    import random
+    import sysconfig
+
+    target = int(megabytes * 1_000_000)
+    source = ""
+    for path in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py")):
+        source += path.read_text(encoding="utf-8", errors="replace")
+        if len(source) >= 0.7 * target:
+            break
+    rnd = random.Random(7)
+    parts, size = [], 0
+    while size < 0.3 * target:
+        low, high = rnd.choice([(0x4E00, 0x9FFF), (0x3400, 0x4DBF)])
+        word = "".join(chr(rnd.randrange(low, high)) for _ in range(rnd.randint(1, 8))) + rnd.choice(" ，。\n")
+        parts.append(word)
+        size += len(word.encode("utf-8"))
+    return source[: int(0.7 * target)] + "".join(parts)
 
 
 class StallMeter:
@@ -175,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-t", "--tokenizer", action="append", dest="specs")
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--stages", action="store_true", help="print where each pane's time went")
+    ap.add_argument("--text", choices=("samples", "rare"), default="samples",
+                    help="the shipped samples, repeated (default), or Python source and rare CJK")
     args = ap.parse_args(argv)
     stages = GuiStages() if args.stages else None
     specs = args.specs or (default_specs(4) + ["o200k_base", "qwen", "p50k_base"])[:4]
@@ -183,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     app, window = opened
     before = process_tree()  # what the window holds with its vocabularies loaded, before any text
-    text = mixed_text(args.mb)
+    text = mixed_text(args.mb) if args.text == "samples" else rare_text(args.mb)
     meter = StallMeter()
     meter.start()
     cpu0 = {pid: cpu_seconds([pid]) for pid in process_tree()}
