@@ -114,3 +114,20 @@ def test_a_fresh_machine_with_a_broken_user_catalog_misses_every_preferred_one(t
     with pytest.warns(catalog.CatalogWarning):
         assert catalog.missing_preferred() == list(catalog.PREFERRED)
         assert set(catalog.default_specs()) <= {e.name for e in catalog.builtin_entries() if e.available}
+
+
+def test_a_path_in_a_hub_cache_snapshot_is_named_after_its_repository(tmp_path):
+    """`-t .../models--org--name/snapshots/REV` (or a file in it) goes by `org/name`, as `hf:`
+    specs do, not by the revision hash; elsewhere a file goes by its stem."""
+    import base64
+
+    snapshot = tmp_path / "hub" / "models--someorg--tiny-bpe" / "snapshots" / ("0123abcd" * 5)
+    snapshot.mkdir(parents=True)
+    ranks = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
+    (snapshot / "tokenizer.tiktoken").write_text(ranks)
+    (tmp_path / "mine.tiktoken").write_text(ranks)
+    assert catalog.load_path(snapshot / "tokenizer.tiktoken").name == "someorg/tiny-bpe"
+    assert catalog.load_path(tmp_path / "mine.tiktoken").name == "mine"
+    deepseek = catalog.find("deepseek-v3").verified_path()  # a real tokenizer.json, in a snapshot folder
+    (snapshot / "tokenizer.json").symlink_to(deepseek)
+    assert catalog.load_path(snapshot).name == "someorg/tiny-bpe"

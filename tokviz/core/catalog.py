@@ -314,7 +314,7 @@ def load_path(
             raise TokenizerError(f"{path} is a folder without a tokenizer.json")
         from tokviz.core.backends.hf_backend import HFTokenizer
 
-        return HFTokenizer.from_snapshot(path, name=name or path.name)
+        return HFTokenizer.from_snapshot(path, name=name or path_name(path))
     if not path.is_file():
         kind = path_kind(path)
         if kind == "missing":
@@ -339,7 +339,7 @@ def load_path(
             if meta["format"] == sidecar.EXTENSION_FORMAT:
                 return _load_extension(path, meta)
             return sidecar.load_trained(path)
-    loaded = _load_file(path, fmt, name=name or path.stem, pattern=pattern, special_tokens=special_tokens)
+    loaded = _load_file(path, fmt, name=name or path_name(path), pattern=pattern, special_tokens=special_tokens)
     return _as_chatglm6b(loaded) if fmt == "sentencepiece" else loaded
 
 
@@ -350,8 +350,25 @@ def _chatglm(path: Path, name: str | None) -> Tokenizer | None:
 
     folder = path if path.is_dir() else path.parent
     if (found := discovery.chatglm_file(folder)) is not None and (path.is_dir() or path == found):
-        return glm.load_snapshot(folder, name=name or folder.name)
+        return glm.load_snapshot(folder, name=name or path_name(folder))
     return None
+
+
+def path_name(path: Path) -> str:
+    """The name a vocabulary loaded from `path` goes by: for a Hugging Face cache snapshot (the
+    folder or a file in it) its repository, `org/name`, not its revision hash; else the folder's
+    name or the file's stem.
+
+    >>> path_name(Path("hub/models--THUDM--chatglm3-6b/snapshots/0123abcd/tokenizer.model"))
+    'THUDM/chatglm3-6b'
+    >>> path_name(Path("vocabs/mine.tiktoken")), path_name(Path("vocabs/models--x/snapshots"))
+    ('mine', 'snapshots')
+    """
+    for folder in (path, path.parent):
+        repo = discovery.repo_id(folder.parent.parent.name) if folder.parent.name == "snapshots" else None
+        if repo is not None:
+            return repo
+    return path.name if path.is_dir() else path.stem
 
 
 def _as_chatglm6b(tokenizer: Tokenizer) -> Tokenizer:

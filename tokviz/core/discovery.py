@@ -292,7 +292,7 @@ def _model_format(path: Path) -> str:
     return "tiktoken" if _RANK_LINE.match(head) else "sentencepiece"
 
 
-def _repo_id(folder_name: str) -> str | None:
+def repo_id(folder_name: str) -> str | None:
     """`models--Qwen--Qwen2.5-7B` -> `Qwen/Qwen2.5-7B` (the hub's own folder naming)."""
     if not folder_name.startswith("models--"):
         return None
@@ -301,7 +301,7 @@ def _repo_id(folder_name: str) -> str | None:
 
 def _scan_hf(root: Path, notes: list[str], check: Callable[[], None]) -> Iterator[Found]:
     for entry in _listdir(root, notes):
-        repo = _repo_id(entry.name)
+        repo = repo_id(entry.name)
         if repo is None:
             continue
         check()
