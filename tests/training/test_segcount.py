@@ -252,3 +252,45 @@ def test_batches_hold_every_segment_once_with_its_count(size):
             assert joined[0].isascii() and all(not part.isascii() for part in joined[1:])
             held += n * sum(map(len, joined))
         assert held == sum(len(s.encode()) * n for s, n in expected.items())
+
+
+@pytest.mark.parametrize("taken", [0, 1, 3, 100])
+def test_shared_batches_and_the_rest_hold_every_occurrence_once(taken, monkeypatch):
+    """`share` gives out batches of the segments no batch held yet; a count that grows later is
+    given out again by `batches` for its growth only, and a declined batch is offered again."""
+    from tests.training.texts import TRAINING
+
+    monkeypatch.setattr(SegmentTable, "PENDING", 5)  # many flushes: new segments between shares
+    texts = [*TRAINING, "x\u00a0 y\u3000 z\u2029 " * 5, "中文 没有 空格 " * 4] * 3
+    texts = [text for text in texts if count_block(text.encode()) is not None]  # (few segments: not here)
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(_segments(text)[1:-1])
+    table, overflow = SegmentTable(), Counter[str]()
+    got: Counter[str] = Counter()
+    offers = 0
+
+    def take(n: int, joined: list[bytes]) -> bool:
+        nonlocal offers
+        offers += 1
+        if offers % 4 == 0 or offers > taken:  # declines some, and all past `taken`
+            return False
+        for part in joined:
+            for segment in _segments(" x" + part.decode())[1:]:  # the segments laid end to end
+                got[segment] += n
+        return True
+
+    for text in texts:
+        found = count_block(text.encode())
+        assert found is not None
+        for block in found[2]:
+            table.add(block, overflow)
+            table.share(2, take)
+    table.flush(overflow)
+    assert not overflow and offers >= min(taken, 1)
+    for n, joined in table.batches(3):
+        assert n > 0
+        for part in joined:
+            for segment in _segments(" x" + part.decode())[1:]:
+                got[segment] += n
+    assert got == expected

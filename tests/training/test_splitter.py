@@ -37,6 +37,34 @@ def test_counts_with_a_helper_are_the_counts_without(pattern: str, batch: int, m
         assert helper.held == 0
 
 
+@pytest.mark.parametrize("pattern", [CL100K_PATTERN, O200K_PATTERN])
+def test_counts_shared_while_reading_are_the_counts_without(pattern: str, monkeypatch):
+    """Batches of new segments go to the helper while texts are still added; segments seen
+    again afterwards are split again for their new occurrences only."""
+    import tokviz.training.pretokenize as pretokenize
+    from tokviz.training.segcount import SegmentTable
+
+    monkeypatch.setattr(SegmentTable, "PENDING", 7)
+    monkeypatch.setattr(pretokenize, "SHARE_PENDING", 1)
+    monkeypatch.setattr(pretokenize, "SHARE_BATCH", 3)
+    texts = [("\n".join(TRAINING[i:] + TRAINING) + " 한국어  émoji 😀 x") * 2 for i in range(len(TRAINING))]
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(regex.findall(pattern, text))
+    compiled = compile_pattern(pattern)
+    with SplitHelper(pattern, ascii_pattern(pattern)) as helper:
+        sent = []
+        offer = helper.offer
+        monkeypatch.setattr(helper, "offer", lambda *args, **kw: sent.append(offer(*args, **kw)) or sent[-1])
+        counter = ChunkCounter(compiled, engine="numpy")
+        counter.helper = helper
+        for text in texts:
+            counter.add(text)
+        assert any(sent)  # some batches went while texts were added
+        assert counter.counts(helper=helper) == expected
+        assert helper.held == 0
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP")
 def test_a_busy_helper_is_not_sent_more_than_it_holds():
     with SplitHelper(CL100K_PATTERN, ascii_pattern(CL100K_PATTERN)) as helper:

@@ -196,6 +196,8 @@ def count_corpus(
         with _split_helper(pattern if jobs > 1 and total_bytes >= HELPER_MIN_BYTES else None) as helper:
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
             counter = ChunkCounter(compiled)
+            if helper is not None:
+                counter.helper = helper
             consumed = 0
 
             def on_bytes(n: int) -> None:

@@ -10,6 +10,7 @@ This module does not read files (see `corpus`) and does not merge (see `bpe`).
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections import Counter
@@ -107,6 +108,9 @@ class ChunkCounter:
         # the smallest text `segcount` counts (-1: none)
         self.numpy_min = {"auto": NUMPY_MIN_BYTES, "numpy": 0, "re": -1}[engine]
         self.table = SegmentTable()  # the segments `segcount` counted; `segments` holds the others
+        #: a helper that splits batches of the table's new segments while the text is still
+        #: read (`share`); None: every segment is split at the end (`counts`)
+        self.helper: SplitHelper | None = None
 
     def add(self, text: str, data: bytes | None = None) -> None:
         """Count `text`; `data`, when given, is its UTF-8 encoding (saves encoding it again)."""
@@ -125,6 +129,7 @@ class ChunkCounter:
                 self.chunks.update(findall(last))
                 for block in blocks:
                     self.table.add(block, self.segments)  # a segment whose hash collides: a string
+                    self._share()
                 return
         segments = SEGMENT.findall(text)
         if segments and not segments[-1]:
@@ -137,6 +142,16 @@ class ChunkCounter:
         self.chunks.update(findall(segments[0]))
         self.chunks.update(findall(segments[-1]))
         self.segments.update(segments[1:-1])
+
+    def _share(self) -> None:
+        """Give the helper, while it has room, batches of the segments no batch has held yet,
+        merging the pending blocks in first (`flush`) when it would otherwise wait for them."""
+        helper = self.helper
+        if helper is None or not helper.room(SHARE_AHEAD):
+            return
+        if self.table.pending_size >= SHARE_PENDING:
+            self.table.flush(self.segments)
+        self.table.share(SHARE_BATCH, functools.partial(helper.offer, ahead=SHARE_AHEAD))
 
     def counts(self, check: Callable[[], None] | None = None, helper: SplitHelper | None = None) -> Counter[str]:
         """Split the pending segments and return all chunk counts; `helper` (`splitter`) may
@@ -228,6 +243,9 @@ def split_table(
 
 
 _BATCH = 1 << 14  # segments split per findall call: a short step between cancel checks
+SHARE_BATCH = 1 << 12  # segments in a batch `ChunkCounter._share` sends (some tens of kB)
+SHARE_AHEAD = 6  # batches the helper may hold then: a few hundred kB in its pipe
+SHARE_PENDING = 1 << 14  # pending segments `_share` merges into the table early
 
 
 #: Cut points for the presets: before a space that follows a non-space. No alternative of these

@@ -205,6 +205,9 @@ class SegmentTable:
     or length exceeds the bytes in `buf`. A column whose total passes 2**31 - 1 is widened to
     int64 (`_widened`), so a corpus of billions of segments counts exactly too.
 
+    `sent` holds, per segment, the count already given out to be split (`share`, while the
+    corpus is still read); `batches` gives out the rest, so every occurrence is split once.
+
     Blocks (`add`) wait until they hold `PENDING` segments, then are merged in (`flush`): equal
     hashes among them are summed, and each hash already in the table (found by binary search) is
     added to its count, the rest inserted. Every segment whose hash matches another's is first
@@ -222,26 +225,34 @@ class SegmentTable:
         self.counts: Column = np.empty(0, dtype=np.int32)
         self.offsets: Column = np.empty(0, dtype=np.int32)  # where each segment's bytes start in `buf`
         self.lengths: Column = np.empty(0, dtype=np.int32)
+        self.sent: Column | None = None  # of each count, what `share` gave out (None: nothing yet)
         self.seen = 0  # segments added (occurrences): a bound on every count
         self.buf = bytearray()  # grows in place (realloc), unlike an array that is copied
         self.pending: list[Block] = []
         self.pending_size = 0
+        # `share`'s batches of the segments unsent at the last flush, and the one declined
+        self._offers: Iterator[tuple[int, list[bytes], npt.NDArray[np.intp]]] | None = None
+        self._declined: tuple[int, list[bytes], npt.NDArray[np.intp]] | None = None
 
     def __len__(self) -> int:
         """Distinct segments in the table (after `flush`)."""
         return int(self.keys.size)
 
-    def add(self, block: Block, overflow: dict[str, int]) -> None:
+    def add(self, block: Block, overflow: dict[str, int]) -> bool:
+        """Add a block's segments; True when this merged the pending blocks in (`flush`)."""
         self.pending.append(block)
         self.pending_size += int(block.keys.size)
-        if self.pending_size >= self.PENDING:
-            self.flush(overflow)
+        if self.pending_size < self.PENDING:
+            return False
+        self.flush(overflow)
+        return True
 
     def flush(self, overflow: dict[str, int]) -> None:
         """Merge the pending blocks into the table; collisions go to `overflow` as strings."""
         if not self.pending:
             return
         blocks, self.pending, self.pending_size = self.pending, [], 0
+        self._offers = self._declined = None  # their rows move
         data = np.frombuffer(b"".join(b.data for b in blocks), dtype=np.uint8)
         lengths = np.concatenate([b.lengths for b in blocks])
         keys = np.concatenate([b.keys for b in blocks])
@@ -249,6 +260,8 @@ class SegmentTable:
         del blocks
         self.seen += int(counts.sum())
         self.counts = _widened(self.counts, self.seen)
+        if self.sent is not None:
+            self.sent = _widened(self.sent, self.seen)
         offsets = np.cumsum(lengths) - lengths  # within `data`
         # equal hashes among the new blocks: one entry each, counts summed
         keys, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -288,6 +301,8 @@ class SegmentTable:
             self.counts = np.insert(self.counts, where, counts[fresh])
             self.offsets = np.insert(self.offsets, where, new_offsets)
             self.lengths = np.insert(self.lengths, where, new_lengths)
+            if self.sent is not None:
+                self.sent = np.insert(self.sent, where, 0)
         trim_heap()  # the old arrays and the blocks' went back to the heap: return what can be
 
     @staticmethod
@@ -303,9 +318,34 @@ class SegmentTable:
             text = data[offsets[i] : offsets[i] + lengths[i]].tobytes().decode("utf-8")
             overflow[text] = overflow.get(text, 0) + int(counts[i])
 
+    def share(self, size: int, take: Callable[[int, list[bytes]], bool]) -> None:
+        """Offer the segments no batch has held yet, `batches`' way, to `take(n, joined)` until it
+        declines one; each batch taken counts as split (`sent`). Counts that grow later are given
+        out again by `batches`, for the growth only. The batches of the segments new at the last
+        `flush` are made once: a batch declined is offered again at the next call."""
+        if self.sent is None:
+            self.sent = np.zeros_like(self.counts)
+        if self._offers is None:
+            fresh = np.flatnonzero(self.sent == 0)
+            order = fresh[np.argsort(self.counts[fresh], kind="stable")]
+            batches = self._joined(self.counts[order], self.offsets[order], self.lengths[order], size)
+            self._offers = ((n, joined, order[rows]) for n, joined, rows in batches)
+            self._declined = None
+        while True:
+            offer = self._declined or next(self._offers, None)
+            if offer is None:
+                return
+            n, joined, rows = offer
+            if not take(n, joined):
+                self._declined = offer
+                return
+            self._declined = None
+            self.sent[rows] = n
+
     def batches(self, size: int, check: Callable[[], None] | None = None) -> Iterator[tuple[int, list[bytes]]]:
         """Yield `(count, the bytes of up to `size` segments seen that many times, joined: the
-        ASCII ones, then (if any) the others)` for every segment, emptying the table first.
+        ASCII ones, then (if any) the others)` for every segment, emptying the table first; the
+        count is what `share` has not given out yet.
 
         The segments are gathered into their batches before the first is yielded and the table is
         let go: the hashes are not needed to split, and the batches, freed as they are consumed,
@@ -323,12 +363,24 @@ class SegmentTable:
     def _gather(self, size: int, check: Callable[[], None] | None) -> Iterator[tuple[int, list[bytes]]]:
         if not self.keys.size:
             return
-        order = np.argsort(self.counts, kind="stable")
-        counts = self.counts[order]
-        self.keys = np.empty(0, dtype=np.uint64)  # not needed to split
-        offsets, lengths = self.offsets[order], self.lengths[order].astype(np.int64)
-        del order
-        self.counts = self.offsets = self.lengths = np.empty(0, dtype=np.int32)
+        left = self.counts if self.sent is None else self.counts - self.sent
+        order = np.argsort(left, kind="stable")
+        if self.sent is not None:
+            order = order[np.searchsorted(left[order], 1):]  # the segments given out whole are done
+        counts, offsets, lengths = left[order], self.offsets[order], self.lengths[order]
+        del left, order
+        empty = np.empty(0, dtype=np.int32)  # the columns are not needed to split
+        self.keys, self.counts, self.offsets, self.lengths = np.empty(0, dtype=np.uint64), empty, empty, empty
+        self.sent = None
+        for n, joined, _ in self._joined(counts, offsets, lengths, size, check):
+            yield n, joined
+
+    def _joined(self, counts: Column, offsets: Column, lengths: Column, size: int,
+                check: Callable[[], None] | None = None) -> Iterator[tuple[int, list[bytes], slice]]:
+        """Batches of segments (by their `counts`, ascending, `offsets` and `lengths`): `(count,
+        joined bytes as `batches` gives them, the batch's slice of the three)`."""
+        if not counts.size:
+            return
         buf = np.frombuffer(self.buf, dtype=np.uint8)
         bounds = (np.flatnonzero(np.diff(counts)) + 1).tolist()
         for lo, hi in zip([0, *bounds], [*bounds, counts.size]):
@@ -336,14 +388,15 @@ class SegmentTable:
             for at in range(lo, hi, size):
                 if check is not None:
                     check()
-                part = lengths[at : min(at + size, hi)]
-                joined = buf[_ranges(offsets[at : at + part.size], part)]
+                rows = slice(at, min(at + size, hi))
+                part = lengths[rows].astype(np.int64)
+                joined = buf[_ranges(offsets[rows].astype(np.int64), part)]
                 high = np.maximum.reduceat(joined, np.cumsum(part) - part) >= 128
                 if not high.any():
-                    yield n, [joined.tobytes()]
+                    yield n, [joined.tobytes()], rows
                 else:
                     mask = np.repeat(high, part)
-                    yield n, [joined[~mask].tobytes(), joined[mask].tobytes()]
+                    yield n, [joined[~mask].tobytes(), joined[mask].tobytes()], rows
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]

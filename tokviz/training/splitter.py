@@ -6,7 +6,10 @@ its counts back when told to finish: splitting a corpus's distinct segments is t
 of counting a corpus of some MB (`pretokenize.split_table`), and with a helper it runs on two
 cores. The helper imports `re` and `regex` only (this module imports nothing of tokviz's and
 no numpy), so it is up within a few tens of milliseconds; it is started before the corpus is
-read (`corpus.count_corpus`), and its start-up is hidden behind the reading.
+read (`corpus.count_corpus`), and its start-up is hidden behind the reading. While the corpus
+is read, it already splits the segments found so far (`pretokenize.ChunkCounter`), so that it
+does not wait for the end of the reading; a segment seen again afterwards is split again for
+its new occurrences only (`segcount.SegmentTable.share`).
 
 A batch is sent only while the helper holds fewer than `AHEAD` unanswered ones; otherwise this
 process splits it itself, so a helper that is slow (a busy machine) or late takes less, and the
@@ -186,11 +189,15 @@ class SplitHelper:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def offer(self, n: int, joined: list[bytes]) -> bool:
-        """Send the batch if the helper holds fewer than `AHEAD`; False: split it here."""
+    def room(self, ahead: int = AHEAD) -> bool:
+        """Whether the helper holds fewer than `ahead` batches (the answers so far are read)."""
         while self.held and self.results.poll():
             self._result(Done)
-        if self.held >= AHEAD:
+        return self.held < ahead
+
+    def offer(self, n: int, joined: list[bytes], ahead: int = AHEAD) -> bool:
+        """Send the batch if the helper holds fewer than `ahead`; False: split it here."""
+        if not self.room(ahead):
             return False
         self._send(Batch(n, joined))
         self.held += 1
