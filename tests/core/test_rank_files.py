@@ -61,3 +61,20 @@ def test_the_cli_says_one_line_for_a_duplicated_rank(tmp_path):
     assert out.returncode == 1
     assert out.stderr.strip() == (f"tokviz: error: {path}: cannot build tokenizer 'dup': rank 5 is given to two tokens "
                                   f"(b'\\x05' and b'ab')")
+
+
+def test_a_byte_order_mark_before_the_first_line_is_skipped_as_tiktoken_skips_it(tmp_path):
+    from tiktoken.load import load_tiktoken_bpe
+
+    path = tmp_path / "bom.tiktoken"
+    path.write_bytes(b"\xef\xbb\xbf" + rank_file(tmp_path / "plain.tiktoken", {**BYTES, b"ab": 256}).read_bytes())
+    tok = catalog.load(str(path))
+    assert dict(tok.mergeable_ranks) == load_tiktoken_bpe(str(path))
+    assert tok.encode_ids("abab") == [256, 256]
+
+
+def test_a_bad_line_is_quoted_as_the_text_it_is(tmp_path):
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(rank_file(tmp_path / "ok.tiktoken", BYTES).read_bytes() + "YWI= ２５６\n".encode())
+    with pytest.raises(TokenizerError, match="line 257 is not '<base64 token> <rank>': 'YWI= ２５６'"):
+        catalog.load(str(path))

@@ -48,8 +48,12 @@ def byte_level_piece(data: bytes) -> str:
     return "".join(BYTE_LEVEL[b] for b in data)
 
 
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first; tiktoken's loader skips it
+
+
 def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
-    """Read a `.tiktoken` file (`base64 rank` per line), naming the line when one is bad.
+    """Read a `.tiktoken` file (`base64 rank` per line), naming the line when one is bad; a
+    leading UTF-8 byte order mark is skipped, as tiktoken's own loader does.
 
     Unlike `tiktoken.load.load_tiktoken_bpe` this never serves a cached copy of an edited file.
     """
@@ -60,7 +64,7 @@ def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
         raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
     ranks: dict[bytes, int] = {}
     lines: dict[bytes, int] = {}
-    for lineno, line in enumerate(data.splitlines(), 1):
+    for lineno, line in enumerate(data.removeprefix(_BOM).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -68,7 +72,7 @@ def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
             token = base64.b64decode(token_text, validate=True)
             rank = int(rank_text)
         except (ValueError, binascii.Error) as e:
-            shown = line[:60].decode("latin-1")
+            shown = line[:60].decode("utf-8", errors="replace")
             raise TokenizerError(
                 f"{path}: line {lineno} is not '<base64 token> <rank>': {shown!r}"
             ) from e
@@ -133,7 +137,7 @@ def looks_like_rank_file(path: str | os.PathLike[str]) -> bool:
             head = f.read(256)
     except OSError:
         return False
-    first = head.split(b"\n", 1)[0].split()
+    first = head.removeprefix(_BOM).split(b"\n", 1)[0].split()
     if len(first) != 2 or not first[1].isdigit():
         return False
     try:
