@@ -196,8 +196,7 @@ def count_corpus(
         with _split_helper(pattern if jobs > 1 and total_bytes >= HELPER_MIN_BYTES else None) as helper:
             reporter.emit(0, files_read=0, files_skipped=0, bytes_read=0)
             counter = ChunkCounter(compiled)
-            if helper is not None:
-                counter.helper = helper
+            counter.helper = helper  # it splits while the corpus is read, and at the end
             consumed = 0
 
             def on_bytes(n: int) -> None:
@@ -206,7 +205,7 @@ def count_corpus(
                 reporter.tick(consumed, bytes_read=consumed)
 
             log = count_pieces(pieces, counter, non_utf8, on_bytes)
-            packed = compact(counter.counts(check=reporter.check, helper=helper))
+            packed = compact(counter.counts(check=reporter.check))
         del counter  # its chunk strings go before `expand` makes their keys
         counts = expand(*packed)
         del packed

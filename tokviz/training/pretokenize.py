@@ -154,14 +154,14 @@ class ChunkCounter:
         self.table.share(SHARE_BATCH, functools.partial(helper.offer, ahead=SHARE_AHEAD))
 
     def counts(self, check: Callable[[], None] | None = None, helper: SplitHelper | None = None) -> Counter[str]:
-        """Split the pending segments and return all chunk counts; `helper` (`splitter`) may
-        split some of them.
+        """Split the pending segments and return all chunk counts; `helper` (`splitter`, by
+        default the one that shared the reading) may split some of them.
 
         `check()` is called between batches of about a megabyte (it may raise to cancel).
         """
         if self.compiled is not None:  # segments come only with a pattern
             self.table.flush(self.segments)
-            split_table(self.table, self.compiled, self.chunks, check, helper)
+            split_table(self.table, self.compiled, self.chunks, check, helper or self.helper)
             split_segments(self.segments, self.compiled, self.chunks, check)
             self.segments = Counter()
         self.chunks.pop("", None)  # a pattern that can match nothing (say `\w*`) yields empty matches

@@ -238,14 +238,12 @@ class SegmentTable:
         """Distinct segments in the table (after `flush`)."""
         return int(self.keys.size)
 
-    def add(self, block: Block, overflow: dict[str, int]) -> bool:
-        """Add a block's segments; True when this merged the pending blocks in (`flush`)."""
+    def add(self, block: Block, overflow: dict[str, int]) -> None:
+        """Add a block's segments; they are merged in (`flush`) once enough are pending."""
         self.pending.append(block)
         self.pending_size += int(block.keys.size)
-        if self.pending_size < self.PENDING:
-            return False
-        self.flush(overflow)
-        return True
+        if self.pending_size >= self.PENDING:
+            self.flush(overflow)
 
     def flush(self, overflow: dict[str, int]) -> None:
         """Merge the pending blocks into the table; collisions go to `overflow` as strings."""

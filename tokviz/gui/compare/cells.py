@@ -66,7 +66,7 @@ def _shown_label(label: str, options: ViewOptions) -> str:
 
 def shown_labels(labels: list[str], options: ViewOptions) -> list[str]:
     """The labels of display texts as cells show them (`labels` itself when whitespace is shown)."""
-    return labels if options.visible_whitespace else [label.translate(_HIDDEN_WHITESPACE) for label in labels]
+    return labels if options.visible_whitespace else list(map(str.translate, labels, repeat(_HIDDEN_WHITESPACE)))
 
 
 def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
@@ -81,9 +81,9 @@ def table_cells(table: TokenTable, options: ViewOptions) -> list[Cell]:
     [('↵↵', '', 2), ('�', 'e6', 0)]
     """
     datas, n = table.datas, len(table)
-    kinds = [KINDS[code] for code in table.kinds.tolist()]
+    kinds = list(map(KINDS.__getitem__, table.kinds.tolist()))
     pills = [k for k, kind in enumerate(kinds) if kind in PILL_KINDS]
-    newlines = [data.count(b"\n") for data in datas]
+    newlines = list(map(bytes.count, datas, repeat(b"\n")))  # in C: no Python frame per row
     for k in pills:
         newlines[k] = 0
     if options.mode == "ids":
