@@ -34,7 +34,12 @@ if ! python=$(find_python); then
     exit 1
   fi
 fi
-if [ ! -x .venv/bin/python ] && ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+# A failed `python3 -m venv .venv` (Debian without python3-venv) leaves a python without pip: made again.
+venv_ready() {
+  [ -x .venv/bin/python ] && .venv/bin/python -m pip --version >/dev/null 2>&1
+}
+if ! venv_ready && ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  apt_update  # venv_package asks apt-cache, which knows the python3.X-venv of a newer Python only then
   apt_install "$(venv_package "$python")"
 fi
 
@@ -56,7 +61,7 @@ if [ -n "$missing" ]; then
   apt_install $missing
 fi
 
-[ -x .venv/bin/python ] || "$python" -m venv .venv
+venv_ready || "$python" -m venv --clear .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=77" wheel
 # the tests start a real Dask scheduler and workers on loopback: the [distributed] extra too
 extras=""; [ "$MODE" = test ] && extras="[test,distributed]"

@@ -5,7 +5,8 @@ functions with `apt_has` / `installed` answering from each release's package nam
 stand-in Pythons of given versions on PATH. Debian 12's names were read off a Debian 12 machine
 (`apt-cache policy`); Ubuntu's are those of its archive: 22.04 ships python3 3.10 with python3.11
 in universe, 24.04 ships python3 3.12 and renamed GLib's library libglib2.0-0t64 (the 64-bit
-time_t transition).
+time_t transition). The last tests run setup.sh itself, on a copy, with apt, dpkg and the Pythons
+faked, for the order of its steps.
 """
 
 from __future__ import annotations
@@ -97,3 +98,122 @@ def test_the_venv_package_follows_the_python(tmp_path):
     done = shell('venv_package python3.11', apt=RELEASES["ubuntu-22.04"]["apt"], pythons={"python3.11": "3.11"},
                  tmp_path=tmp_path)
     assert done.stdout.strip() == "python3.11-venv"
+
+
+
+# setup.sh itself, run on a copy of the scripts with every command it calls faked: apt-cache knows
+# a package only once `apt-get update` has filled the package lists, dpkg-query knows what apt-get
+# installed, and a stand-in Python makes a venv with pip only when its python3.X-venv is installed.
+FAKES = {
+    "id": "print(0)",  # root: no sudo
+    "apt-get": """
+if ARGS[0] == "update":
+    (STATE / "lists").touch()
+elif "install" in ARGS:
+    for name in ARGS[ARGS.index("install") + 1:]:
+        if not name.startswith("-"):
+            (STATE / "installed" / name).touch()
+""",
+    "apt-cache": """
+known = (STATE / "lists").exists() and ARGS[-1] in os.environ["FAKE_APT"].split()
+sys.exit(0 if known else 100)
+""",
+    "dpkg-query": """
+if not (STATE / "installed" / ARGS[-1]).exists():
+    sys.exit(1)
+print("install ok installed")
+""",
+    "venv-python": """
+if "pip" in " ".join(ARGS) and not (Path(sys.argv[0]).parent.parent / "has-pip").exists():
+    sys.exit("No module named pip")
+""",
+}
+FAKE_PYTHON = """
+venv_ok = (STATE / "installed" / f"python{VERSION}-venv").exists()
+if ARGS[0] == "-c":
+    if "ensurepip" in ARGS[1]:  # Debian and Ubuntu ship ensurepip apart, in python3.X-venv
+        sys.exit(0 if venv_ok else 1)
+    sys.version_info = (*map(int, VERSION.split(".")), 0, "final", 0)
+    exec(ARGS[1])
+elif ARGS[:2] == ["-m", "venv"]:
+    make_venv(Path(ARGS[-1]), pip=venv_ok)
+    if not venv_ok:  # what a failed venv leaves: a python without pip
+        sys.exit("The virtual environment was not created successfully because ensurepip is not available.")
+else:
+    sys.exit(2)
+"""
+PRELUDE = """import os, shutil, sys
+from pathlib import Path
+STATE = Path(os.environ["FAKE_STATE"])
+ARGS = sys.argv[1:]
+with open(STATE / "log", "a") as log:
+    print(Path(sys.argv[0]).name, *ARGS, file=log)
+def make_venv(target, *, pip):
+    (target / "bin").mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(sys.argv[0]).parent / "venv-python", target / "bin" / "python")
+    if pip:
+        (target / "has-pip").touch()
+"""
+
+
+def fake(path: Path, body: str, **constants: str) -> None:
+    lines = [f"#!{sys.executable}", PRELUDE, *(f"{k} = {v!r}" for k, v in constants.items()), body]
+    path.write_text("\n".join(lines))
+    path.chmod(0o755)
+
+
+def run_setup(tmp_path: Path, *, release: str, pythons: dict[str, str], installed: set[str],
+              lists: bool = False, venv_without_pip: bool = False,
+              ) -> tuple[subprocess.CompletedProcess[str], list[str], set[str]]:
+    """Run a copy of setup.sh (MODE=test) against the fakes; return the run, the commands it ran
+    (a line each), and the packages installed at the end."""
+    repo, state, bin_dir = tmp_path / "repo", tmp_path / "state", tmp_path / "bin"
+    (repo / "scripts").mkdir(parents=True)
+    for name in ("setup.sh", "packages.sh"):
+        shutil.copy(ROOT / "scripts" / name, repo / "scripts" / name)
+    (state / "installed").mkdir(parents=True)
+    for name in installed:
+        (state / "installed" / name).touch()
+    if lists:
+        (state / "lists").touch()
+    bin_dir.mkdir()
+    for tool in ("dirname", "grep"):
+        (bin_dir / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+    for name, body in FAKES.items():
+        fake(bin_dir / name, body)
+    for name, version in pythons.items():
+        fake(bin_dir / name, FAKE_PYTHON, VERSION=version)
+    if venv_without_pip:
+        (repo / ".venv" / "bin").mkdir(parents=True)
+        shutil.copy(bin_dir / "venv-python", repo / ".venv" / "bin" / "python")
+    env = {"PATH": str(bin_dir), "FAKE_STATE": str(state), "FAKE_APT": " ".join(sorted(RELEASES[release]["apt"])),
+           "MODE": "test"}
+    done = subprocess.run([shutil.which("bash") or "/bin/bash", str(repo / "scripts" / "setup.sh")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    log = (state / "log").read_text().splitlines() if (state / "log").exists() else []
+    return done, log, {p.name for p in (state / "installed").iterdir()}
+
+
+def installs_the_package(log: list[str]) -> bool:
+    return any(line.startswith("python -m pip install") and line.endswith(" -e .[test,distributed]") for line in log)
+
+
+def test_the_venv_package_is_asked_of_fresh_package_lists(tmp_path):
+    # Ubuntu 22.04 with python3.11 from deadsnakes, in an image that cleared /var/lib/apt/lists:
+    # before `apt-get update` apt-cache knows no python3.11-venv, and python3-venv is 3.10's.
+    done, log, installed = run_setup(tmp_path, release="ubuntu-22.04", installed={"python3.11"},
+                                     pythons={"python3": "3.10", "python3.11": "3.11"})
+    assert done.returncode == 0, done.stderr
+    assert "python3.11-venv" in installed and "python3-venv" not in installed
+    assert log.index("apt-get update -qq") < log.index("apt-cache show python3.11-venv")
+    assert installs_the_package(log)
+
+
+def test_a_venv_left_without_pip_is_made_again(tmp_path):
+    # Debian 12 without python3-venv, where an earlier `python3 -m venv .venv` failed half way
+    done, log, installed = run_setup(tmp_path, release="debian-12", installed={"python3.11"}, lists=True,
+                                     pythons={"python3": "3.11"}, venv_without_pip=True)
+    assert done.returncode == 0, done.stderr
+    assert "python3.11-venv" in installed
+    assert any(line.startswith("python3 -m venv") for line in log)
+    assert installs_the_package(log)
