@@ -78,6 +78,9 @@ def test_extend_output_named_json_writes_the_pair(vocab, words, tmp_path, capsys
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ext")) == ["ext.json", "ext.tiktoken"]
     assert catalog.load(str(tmp_path / "ext.tiktoken")).encode_ids("一只猫") == [151851]
     assert main(["extend", "qwen", str(words), "-o", str(tmp_path / "ext.json")]) == 0  # its own: replaced
+    for out in ("ext.JSON", "ext.Tiktoken"):  # a suffix is a suffix in any case
+        assert main(["extend", "qwen", str(words), "-o", str(tmp_path / out)]) == 0
+        assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ext")) == ["ext.json", "ext.tiktoken"]
 
 
 def test_a_sidecar_named_with_t_loads_its_vocabulary(vocab, words, corpus, tmp_path, capsys):

@@ -142,7 +142,7 @@ def _scheduler(given: str | None) -> str | None:
 
 def _stem(output: str) -> str:
     name = Path(output).name
-    return name[: -len(".tiktoken")] if name.endswith(".tiktoken") else name
+    return name[: -len(".tiktoken")] if name.lower().endswith(".tiktoken") else name
 
 
 def _summary(result, written, err: TextIO) -> None:

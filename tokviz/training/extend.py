@@ -226,13 +226,15 @@ def _apply(seg: tuple[bytes, ...], left: bytes, right: bytes) -> tuple[bytes, ..
 
 
 def extension_paths(path: str | Path) -> tuple[Path, Path]:
-    """`(OUT.tiktoken, OUT.json)` for an output named with either suffix or none.
+    """`(OUT.tiktoken, OUT.json)` for an output named with either suffix (in any case) or none.
 
     >>> [p.name for p in extension_paths("out/ext.json")], extension_paths("ext")[0].name
     (['ext.tiktoken', 'ext.json'], 'ext.tiktoken')
+    >>> [p.name for p in extension_paths("ext.JSON")], extension_paths("ext.Tiktoken")[0].name
+    (['ext.tiktoken', 'ext.json'], 'ext.tiktoken')
     """
     path = Path(path)
-    if path.suffix in (".tiktoken", ".json"):
+    if path.suffix.lower() in (".tiktoken", ".json"):
         path = path.with_suffix("")
     return path.with_name(path.name + ".tiktoken"), path.with_name(path.name + ".json")
 

@@ -34,9 +34,14 @@ if TYPE_CHECKING:
 
 
 def output_paths(name: str | os.PathLike[str]) -> tuple[Path, Path, Path]:
-    """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or `.tiktoken` path."""
+    """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or `.tiktoken` path
+    (the suffix in any case).
+
+    >>> [p.name for p in output_paths("out/mine.TIKTOKEN")]
+    ['mine.tiktoken', 'mine.json', 'mine.tokenizer.json']
+    """
     base = Path(name)
-    if base.suffix == ".tiktoken":
+    if base.suffix.lower() == ".tiktoken":
         base = base.with_suffix("")
     return (base.with_name(base.name + ".tiktoken"), base.with_name(base.name + ".json"),
             base.with_name(base.name + ".tokenizer.json"))
