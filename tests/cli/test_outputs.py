@@ -83,6 +83,14 @@ def test_extend_output_named_json_writes_the_pair(vocab, words, tmp_path, capsys
         assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("ext")) == ["ext.json", "ext.tiktoken"]
 
 
+def test_extend_refuses_a_missing_folder_before_learning(vocab, words, tmp_path, capsys):
+    out = tmp_path / "missing" / "ext"
+    assert main(["extend", "qwen", str(words), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no merge was learnt and reported
+    assert captured.err.strip() == f"tokviz: error: cannot save to {out}: folder {out.parent} does not exist"
+
+
 def test_a_sidecar_named_with_t_loads_its_vocabulary(vocab, words, corpus, tmp_path, capsys):
     """`extend -o ext.json` says it wrote ext.tiktoken + ext.json; `-t ext.json` is the same
     vocabulary (it was read as a Hugging Face tokenizer.json and refused); so for a trained one."""

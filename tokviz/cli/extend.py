@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     entry = catalog.find(args.base)
     base_file = entry.path if entry is not None else Path(args.base).expanduser()
     outputs = extension_paths(args.output)
+    if not outputs[0].parent.is_dir():  # say so before learning, not after
+        raise CliError(f"cannot save to {args.output}: folder {outputs[0].parent} does not exist")
     check = {"fmt": EXTENSION_FORMAT, "force": args.force, "base": (base_file, sidecar_path(base_file))}
     check_outputs(outputs, **check)  # before any work: the base first, then files in the way
     base = catalog.load(args.base)
