@@ -54,6 +54,15 @@ def test_train_replaces_its_own_vocabulary_but_not_another_name(corpus, tmp_path
     assert "lone.tiktoken exists and is not a tokviz vocabulary named 'lone'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("out", ["mine.json", "mine.TIKTOKEN", "mine.tokenizer.json"])
+def test_train_output_named_by_any_file_it_writes(corpus, tmp_path, capsys, out):
+    """`-o mine.json` names the vocabulary `mine`, as `extend -o` does: never `mine.json.tiktoken`."""
+    assert train(corpus, tmp_path / out) == 0
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("mine")) == ["mine.json", "mine.tiktoken"]
+    assert f"wrote {tmp_path / 'mine.tiktoken'}, {tmp_path / 'mine.json'}" in capsys.readouterr().err
+    assert catalog.load(str(tmp_path / "mine.json")).name == "mine"
+
+
 def test_extend_refuses_a_settings_file_and_never_writes_the_base(vocab, words, tmp_path, capsys):
     settings = tmp_path / "settings.json"
     settings.write_text('{"theme": "dark"}')

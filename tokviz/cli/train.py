@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import TextIO
 
 from tokviz.cli.errors import CliError
@@ -141,8 +140,9 @@ def _scheduler(given: str | None) -> str | None:
 
 
 def _stem(output: str) -> str:
-    name = Path(output).name
-    return name[: -len(".tiktoken")] if name.lower().endswith(".tiktoken") else name
+    from tokviz.training import vocabfile
+
+    return vocabfile.output_stem(output).name
 
 
 def _summary(result, written, err: TextIO) -> None:

@@ -321,7 +321,7 @@ def load_path(
             raise TokenizerError(f"no such file: {path}")
         raise TokenizerError(f"{path} is {kind}, not a vocabulary file")
     fmt = sniff_format(path)
-    if fmt == "tokenizer.json" and path.suffix == ".json" and sidecar.is_sidecar(path):
+    if fmt == "tokenizer.json" and path.suffix.lower() == ".json" and sidecar.is_sidecar(path):
         # the sidecar of a trained vocabulary or an extension: the vocabulary is its rank file
         ranks = path.with_suffix(".tiktoken")
         if not ranks.is_file():

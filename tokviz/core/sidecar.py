@@ -89,7 +89,7 @@ def load_trained(path: str | os.PathLike[str]) -> TiktokenTokenizer:
     from tokviz.core.backends.tiktoken_backend import TiktokenTokenizer, check_every_byte, read_rank_file
 
     path = Path(path)
-    stem = path.with_suffix("") if path.suffix in (".tiktoken", ".json") else path
+    stem = path.with_suffix("") if path.suffix.lower() in (".tiktoken", ".json") else path
     ranks_path = stem.with_name(stem.name + ".tiktoken")
     meta = read_sidecar(stem.with_name(stem.name + ".json"))
     ranks = read_rank_file(ranks_path)

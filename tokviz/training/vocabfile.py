@@ -33,16 +33,32 @@ if TYPE_CHECKING:
     import tokenizers
 
 
+OUTPUT_SUFFIXES = (".tokenizer.json", ".tiktoken", ".json")
+
+
+def output_stem(name: str | os.PathLike[str]) -> Path:
+    """The output name without the suffix of any file a training writes (in any case): `-o x.json`
+    names the same vocabulary as `-o x`, never `x.json.tiktoken`.
+
+    >>> [output_stem(n).name for n in ("mine", "mine.TIKTOKEN", "mine.json", "mine.tokenizer.json", "v1.2")]
+    ['mine', 'mine', 'mine', 'mine', 'v1.2']
+    """
+    base = Path(name)
+    lowered = base.name.lower()
+    for suffix in OUTPUT_SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) > len(suffix):
+            return base.with_name(base.name[: -len(suffix)])
+    return base
+
+
 def output_paths(name: str | os.PathLike[str]) -> tuple[Path, Path, Path]:
-    """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or `.tiktoken` path
-    (the suffix in any case).
+    """`(NAME.tiktoken, NAME.json, NAME.tokenizer.json)` for an output name or the path of any of
+    them (`output_stem`).
 
     >>> [p.name for p in output_paths("out/mine.TIKTOKEN")]
     ['mine.tiktoken', 'mine.json', 'mine.tokenizer.json']
     """
-    base = Path(name)
-    if base.suffix.lower() == ".tiktoken":
-        base = base.with_suffix("")
+    base = output_stem(name)
     return (base.with_name(base.name + ".tiktoken"), base.with_name(base.name + ".json"),
             base.with_name(base.name + ".tokenizer.json"))
 
