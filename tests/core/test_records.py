@@ -64,6 +64,21 @@ def test_parquet_row_groups_csv_json_text_arrow_folder(tmp_path: Path) -> None:
     assert texts == [f"row {i}" for i in range(10)] + ["from csv", "from json", "a whole file", "row 0", "row 1"]
 
 
+def test_csv_quotes_and_a_quote_never_closed(tmp_path: Path) -> None:
+    """Quoted commas, doubled quotes and line breaks are values (as pandas reads them); a quote
+    never closed would make the rest of the file one value: that row is a Skip, and the rows
+    before it are examples."""
+    path = tmp_path / "d.csv"
+    path.write_bytes(b'text,n\r\nfine,1\r\n"a, ""b""\nc",2\r\n\r\n"torn,3\r\nnext,4\r\nmore,5\r\n')
+    records = [r for _, r in _flat(read_examples([path]))]
+    assert [r.text for r in records[:2]] == ["fine", 'a, "b"\nc']
+    assert len(records) == 3 and isinstance(records[2], Skip)
+    assert records[2].source == f"{path}:row 2"
+    assert records[2].reason == "a quote in this row (from line 6) is never closed: the rest of the file would be one value"
+    path.write_text('text\n"closed at the end\nof the file"\n')  # a last row that spans lines, closed
+    assert [r.text for _, r in _flat(read_examples([path]))] == ["closed at the end\nof the file"]
+
+
 def test_byte_ranges_cover_every_line_once(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text("".join(json.dumps({"text": "x" * (i % 37)}) + "\n" for i in range(500)))

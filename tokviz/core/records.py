@@ -24,6 +24,7 @@ import os
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -363,12 +364,59 @@ def _arrow(shard: Shard) -> Iterator[tuple[str, Any]]:
         yield shard.path, Skip(shard.path, f"not a readable Arrow file ({_one_line(e)})")
 
 
+class _RecordLines:
+    """The lines a csv reader pulls from `lines`, with those of the record it is reading."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self.lines = lines
+        self.record: list[str] = []
+        self.line = 0  # lines pulled so far
+
+    def __iter__(self) -> _RecordLines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self.lines)
+        self.line += 1
+        self.record.append(line)
+        return line
+
+
+def _unclosed(record: list[str]) -> bool:
+    """Whether a record's lines end inside a quoted field: an unterminated quote, which makes the
+    reader take the rest of the file as one value (`csv`, unlike pandas or pyarrow, says nothing)."""
+    try:
+        for _ in csv.reader(record, strict=True):
+            pass
+    except csv.Error as e:
+        return "unexpected end of data" in str(e)
+    return False
+
+
 def _csv(shard: Shard) -> Iterator[tuple[str, Any]]:
+    """The rows of a CSV file with a header, as dicts. A quote never closed swallows the rest of
+    the file into one value, so it can only be in the last record: that record is a Skip saying
+    where it starts, not an example made of everything after it."""
     csv.field_size_limit(1 << 30)
     try:
         with open(shard.path, encoding="utf-8", newline="") as f:
-            for i, row in enumerate(csv.DictReader(f)):
-                yield f"{shard.path}:row {i}", row
+            lines = _RecordLines(f)
+            rows = csv.DictReader(lines)
+            if rows.fieldnames is None:  # reads the header: each record's lines below are its own
+                return
+            lines.record = []
+            last: tuple[str, Any] | None = None
+            for i, row in enumerate(rows):
+                if last is not None:
+                    yield last
+                last = (f"{shard.path}:row {i}", row)
+                record, lines.record = lines.record, []
+            if last is not None and _unclosed(record):
+                start = lines.line - len(record) + 1 + sum(1 for _ in takewhile(str.isspace, record))
+                last = (last[0], Skip(last[0], f"a quote in this row (from line {start}) is never closed: "
+                                               "the rest of the file would be one value"))
+            if last is not None:
+                yield last
     except UnicodeDecodeError as e:
         yield shard.path, Skip(shard.path, f"not UTF-8 (byte {e.start})")
     except csv.Error as e:
