@@ -74,9 +74,21 @@ def test_csv_quotes_and_a_quote_never_closed(tmp_path: Path) -> None:
     assert [r.text for r in records[:2]] == ["fine", 'a, "b"\nc']
     assert len(records) == 3 and isinstance(records[2], Skip)
     assert records[2].source == f"{path}:row 2"
-    assert records[2].reason == "a quote in this row (from line 6) is never closed: the rest of the file would be one value"
+    assert records[2].reason == ("a quote in this row (from line 6) is never closed: "
+                                 "the rest of the file would be one value")
     path.write_text('text\n"closed at the end\nof the file"\n')  # a last row that spans lines, closed
     assert [r.text for _, r in _flat(read_examples([path]))] == ["closed at the end\nof the file"]
+
+
+def test_a_utf8_signature_and_tab_separated_values(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" and Windows editors start a file with a BOM: it is no part of the first
+    key or line. A `.tsv` is a CSV separated by tabs."""
+    (tmp_path / "a.csv").write_bytes(b"\xef\xbb\xbftext,n\r\nfrom csv,1\r\n")
+    (tmp_path / "b.jsonl").write_bytes(b'\xef\xbb\xbf{"text": "first line"}\n{"text": "second"}\n')
+    (tmp_path / "c.json").write_bytes(b'\xef\xbb\xbf[{"text": "from json"}]')
+    (tmp_path / "d.tsv").write_text('text\tn\nwith, a comma\t1\n"quoted\ttab"\t2\n')
+    texts = [r.text for _, r in _flat(read_examples([tmp_path]))]
+    assert texts == ["from csv", "first line", "second", "from json", "with, a comma", "quoted\ttab"]
 
 
 def test_byte_ranges_cover_every_line_once(tmp_path: Path) -> None:

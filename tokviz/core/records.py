@@ -33,9 +33,10 @@ ShardKind = Literal["jsonl", "json", "parquet", "csv", "text", "arrow"]
 #: file suffix -> how it is read; in a folder, files with other suffixes are left out
 SUFFIXES: dict[str, ShardKind] = {
     ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet", ".csv": "csv",
-    ".txt": "text", ".md": "text", ".arrow": "arrow",
+    ".tsv": "csv", ".txt": "text", ".md": "text", ".arrow": "arrow",
 }
 BATCH = 1024  # records per batch
+_BOM = b"\xef\xbb\xbf"  # the UTF-8 signature Excel and Windows editors write
 
 
 class DatasetError(ValueError):
@@ -287,6 +288,8 @@ def _jsonl(shard: Shard) -> Iterator[tuple[str, Any]]:
                 return
             if line_no is not None:
                 line_no += 1
+            if not at:
+                raw = raw.removeprefix(_BOM)  # an editor's UTF-8 signature, as `text` drops it
             source = f"{shard.path}:line {line_no}" if line_no is not None else f"{shard.path}:byte {at}"
             if not raw.strip():
                 continue
@@ -301,7 +304,7 @@ def _jsonl(shard: Shard) -> Iterator[tuple[str, Any]]:
 def _json(shard: Shard) -> Iterator[tuple[str, Any]]:
     try:
         with open(shard.path, "rb") as f:
-            value = json.loads(f.read().decode("utf-8"))
+            value = json.loads(f.read().removeprefix(_BOM).decode("utf-8"))
     except UnicodeDecodeError as e:
         yield shard.path, Skip(shard.path, f"not UTF-8 (byte {e.start})")
         return
@@ -382,11 +385,11 @@ class _RecordLines:
         return line
 
 
-def _unclosed(record: list[str]) -> bool:
+def _unclosed(record: list[str], delimiter: str) -> bool:
     """Whether a record's lines end inside a quoted field: an unterminated quote, which makes the
     reader take the rest of the file as one value (`csv`, unlike pandas or pyarrow, says nothing)."""
     try:
-        for _ in csv.reader(record, strict=True):
+        for _ in csv.reader(record, delimiter=delimiter, strict=True):
             pass
     except csv.Error as e:
         return "unexpected end of data" in str(e)
@@ -394,14 +397,15 @@ def _unclosed(record: list[str]) -> bool:
 
 
 def _csv(shard: Shard) -> Iterator[tuple[str, Any]]:
-    """The rows of a CSV file with a header, as dicts. A quote never closed swallows the rest of
+    """The rows of a CSV (`.tsv`: tab-separated) file with a header, as dicts. A quote never closed swallows the rest of
     the file into one value, so it can only be in the last record: that record is a Skip saying
     where it starts, not an example made of everything after it."""
     csv.field_size_limit(1 << 30)
+    delimiter = "\t" if shard.path.lower().endswith(".tsv") else ","
     try:
-        with open(shard.path, encoding="utf-8", newline="") as f:
+        with open(shard.path, encoding="utf-8-sig", newline="") as f:  # -sig: a BOM is no part of the header
             lines = _RecordLines(f)
-            rows = csv.DictReader(lines)
+            rows = csv.DictReader(lines, delimiter=delimiter)
             if rows.fieldnames is None:  # reads the header: each record's lines below are its own
                 return
             lines.record = []
@@ -411,7 +415,7 @@ def _csv(shard: Shard) -> Iterator[tuple[str, Any]]:
                     yield last
                 last = (f"{shard.path}:row {i}", row)
                 record, lines.record = lines.record, []
-            if last is not None and _unclosed(record):
+            if last is not None and _unclosed(record, delimiter):
                 start = lines.line - len(record) + 1 + sum(1 for _ in takewhile(str.isspace, record))
                 last = (last[0], Skip(last[0], f"a quote in this row (from line {start}) is never closed: "
                                                "the rest of the file would be one value"))

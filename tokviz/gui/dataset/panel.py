@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from tokviz.analysis.chat_sources import BUILTIN, TemplateSourceError
-from tokviz.core.records import Example, Skip
+from tokviz.core.records import SUFFIXES, Example, Skip
 from tokviz.gui.dataset.histogram import LengthHistogram, histogram
 from tokviz.gui.dataset.models import ExampleModel, SummaryModel
 from tokviz.gui.dataset.run import (
@@ -404,7 +404,7 @@ class DatasetPanel(QWidget):
     def choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
             self, "Open a dataset", os.path.dirname(self.path.text()),
-            "Datasets (*.jsonl *.ndjson *.json *.parquet *.csv *.arrow *.txt *.md);;All files (*)")
+            f"Datasets ({' '.join('*' + suffix for suffix in SUFFIXES)});;All files (*)")
         if path:
             self.open_path(path)
 
