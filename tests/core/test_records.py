@@ -91,6 +91,30 @@ def test_a_utf8_signature_and_tab_separated_values(tmp_path: Path) -> None:
     assert texts == ["from csv", "first line", "second", "from json", "with, a comma", "quoted\ttab"]
 
 
+def test_csv_conversations_written_as_json_or_python_literals(tmp_path: Path) -> None:
+    """A CSV cell is text: a `messages` column holds JSON, or the Python literal that pandas'
+    `to_csv` (and so `datasets`' `to_csv`) writes. A `messages` cell that is neither is a Skip,
+    not a text of brackets; a text field that merely looks like a list stays a text."""
+    import csv
+
+    path = tmp_path / "chat.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["messages", "tools"])
+        w.writerow([json.dumps([{"role": "user", "content": "hi"}]), ""])
+        w.writerow([repr([{"content": "a", "role": "user"}, {"content": "b", "role": "assistant"}]),
+                    repr([{"type": "function", "function": {"name": "f"}}])])
+        w.writerow(["just words", ""])
+    first, second, third = (r for _, r in _flat(read_examples([path])))
+    assert first.messages == [{"role": "user", "content": "hi"}] and first.tools is None
+    assert second.messages == [{"content": "a", "role": "user"}, {"content": "b", "role": "assistant"}]
+    assert second.tools == [{"type": "function", "function": {"name": "f"}}]
+    assert isinstance(third, Skip) and "'messages' is a string" in third.reason
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"text": '[{"a": 1}]'}) + "\n" + json.dumps({"text": "[1, 2]"}) + "\n")
+    assert [r.text for _, r in _flat(read_examples([path], field="text"))] == ['[{"a": 1}]', "[1, 2]"]
+
+
 def test_byte_ranges_cover_every_line_once(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text("".join(json.dumps({"text": "x" * (i % 37)}) + "\n" for i in range(500)))

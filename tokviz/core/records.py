@@ -18,6 +18,7 @@ pyarrow alone; the `datasets` library is not needed. This module counts nothing 
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import os
@@ -214,7 +215,8 @@ def _batches(items: Sequence[tuple[int, Record]], size: int) -> Iterator[list[tu
 def find_example(row: Any, source: str, field: str | None = None) -> Record:
     """The example in one row: `field` (a dotted path) if given, else the first of `messages`,
     `conversations`, `prompt` + `completion`, `text`. A string is a text; a list of
-    `{"role", "content"}` (or `{"from", "value"}`) objects a conversation.
+    `{"role", "content"}` (or `{"from", "value"}`) objects a conversation, also written as text
+    (a CSV cell: `_literal`).
 
     >>> find_example({"prompt": "2+2=", "completion": "4"}, "x:line 1").text
     '2+2=4'
@@ -228,14 +230,17 @@ def find_example(row: Any, source: str, field: str | None = None) -> Record:
                 value = value[int(key)]
             else:
                 return Skip(source, f"no field {field!r}")
-        return _as_example(value, source, field, _tools(row))
+        return _as_example(_literal(value), source, field, _tools(row))
     if isinstance(row, str):
         return Example(source, text=row)
     if not isinstance(row, dict):
         return Skip(source, f"not an object but {type(row).__name__}")
     for key in ("messages", "conversations"):
         if key in row and row[key] is not None:
-            return _as_example(row[key], source, key, _tools(row))
+            messages = _literal(row[key])
+            if isinstance(messages, str):
+                return Skip(source, f"field {key!r} is a string, not a list of messages (as JSON or a Python literal)")
+            return _as_example(messages, source, key, _tools(row))
     if isinstance(row.get("prompt"), str) and isinstance(row.get("completion"), str):
         return Example(source, text=row["prompt"] + row["completion"])
     if row.get("text") is not None:
@@ -245,8 +250,30 @@ def find_example(row: Any, source: str, field: str | None = None) -> Record:
 
 
 def _tools(row: Any) -> list[dict[str, Any]] | None:
-    tools = row.get("tools") if isinstance(row, dict) else None
+    tools = _literal(row.get("tools"), ("type", "function", "name")) if isinstance(row, dict) else None
     return tools if isinstance(tools, list) else None
+
+
+def _literal(value: Any, keys: tuple[str, ...] = ("role", "from")) -> Any:
+    """A list of objects that each have one of `keys` (messages, by default), written as text,
+    read: a CSV cell holds a conversation as JSON, or as the Python literal pandas' `to_csv`
+    writes (`[{'role': 'user', ...}]`, read with `ast.literal_eval`, which evaluates literals
+    only). Anything else, a text that merely looks like a list included, is returned as it is.
+
+    >>> _literal('[{"role": "user", "content": "hi"}]'), _literal("[{'from': 'gpt'}]"), _literal('[{"a": 1}]')
+    ([{'role': 'user', 'content': 'hi'}], [{'from': 'gpt'}], '[{"a": 1}]')
+    """
+    if not isinstance(value, str) or not value.lstrip().startswith("["):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        try:
+            parsed = ast.literal_eval(value.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return value
+    wanted = isinstance(parsed, list) and all(isinstance(m, dict) and not m.keys().isdisjoint(keys) for m in parsed)
+    return parsed if wanted else value
 
 
 _ROLES = {"human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant", "system": "system",
