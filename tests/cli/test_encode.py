@@ -68,6 +68,10 @@ def test_terminal_output_shows_boundaries_ids_and_counts(capsys):
     (["encode", "-t", "/no/such/file.tiktoken", "x"], "no such file"),
     (["encode", "--file", "/no/such/input.txt"], "/no/such/input.txt"),
     (["vocabs", "fetch", "nope"], "unknown vocabulary 'nope'"),
+    (["encode", "-t", "cl100k", "x"], "unknown tokenizer 'cl100k': not a catalog name nor a file; "
+                                      "did you mean cl100k_base?"),
+    (["encode", "-t", "gemma", "x"], "did you mean ggml-vocab-gemma-4?"),
+    (["vocabs", "fetch", "o200k"], "unknown vocabulary 'o200k': not in the catalog; did you mean o200k_base?"),
 ])
 def test_bad_input_is_one_line_and_nonzero(capsys, argv, message):
     code, _, err = run(capsys, *argv)

@@ -9,6 +9,7 @@ This module never touches the network; `tokviz.core.fetch` provisions files when
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import warnings
@@ -267,8 +268,22 @@ def load(spec: str, **options: Any) -> Tokenizer:
         return sidecar.load_extended(load(base), Path(extra).expanduser())
     if path.exists() or os.sep in spec or "." in Path(spec).name:
         return load_path(path, **options)
-    names = ", ".join(e.name for e in entries())
-    raise TokenizerError(f"unknown tokenizer {spec!r}: not a catalog name ({names}) nor a file")
+    raise TokenizerError(unknown_name("tokenizer", spec, "not a catalog name nor a file"))
+
+
+def unknown_name(what: str, name: str, why: str) -> str:
+    """The message for a name the catalog does not hold: the closest names (or names holding it)
+    first, then them all.
+
+    >>> unknown_name("tokenizer", "cl100k", "not a catalog name nor a file").split(" (")[0]
+    "unknown tokenizer 'cl100k': not a catalog name nor a file; did you mean cl100k_base?"
+    """
+    names = [e.name for e in entries()]
+    wanted = name.lower()
+    close = difflib.get_close_matches(wanted, names, n=3, cutoff=0.6)
+    close += [n for n in names if len(wanted) > 2 and wanted in n and n not in close][: 3 - len(close)]
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"unknown {what} {name!r}: {why}{guess} (the catalog: {', '.join(names)})"
 
 
 def load_local(spec: str) -> Tokenizer:

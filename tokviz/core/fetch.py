@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from tokviz.core.cancel import Cancelled, check
-from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, vocab_dir
+from tokviz.core.catalog import CatalogEntry, entries, file_sha256, find, unknown_name, vocab_dir
 from tokviz.core.catalog_check import check_package
 from tokviz.core.files import sha256_hex, write_atomic
 
@@ -92,8 +92,7 @@ def _resolve(names: Iterable[str] | None) -> list[CatalogEntry]:
     for name in names:
         entry = find(name)
         if entry is None:
-            known = ", ".join(e.name for e in entries())
-            raise FetchError(f"unknown vocabulary {name!r}; the catalog has: {known}")
+            raise FetchError(unknown_name("vocabulary", name, "not in the catalog"))
         todo.append(entry)
     return todo
 
