@@ -63,6 +63,25 @@ def test_train_output_named_by_any_file_it_writes(corpus, tmp_path, capsys, out)
     assert catalog.load(str(tmp_path / "mine.json")).name == "mine"
 
 
+def test_an_output_naming_a_folder_is_refused_before_any_work(vocab, words, corpus, tmp_path, capsys, monkeypatch):
+    """`-o out/` (or `.`, `..`, an existing folder) wrote `out.tiktoken` beside the folder, or
+    `...tiktoken` into the working folder; `~` in a quoted -o was a file named `~.tiktoken`."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    for out in ("out/", "out", ".", "..", f"{tmp_path}/"):
+        for argv in (["train", str(corpus), "-o", out, "--vocab-size", "300"],
+                     ["extend", "qwen", str(words), "-o", out]):
+            assert main(argv) == 1
+            err = capsys.readouterr().err
+            assert err.endswith(f"-o {out} names a folder; name the vocabulary in it: -o {out.rstrip('/')}/NAME\n")
+    assert main(["train", str(corpus), "-o", "", "--vocab-size", "300"]) == 1
+    assert "-o is empty" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out", corpus.name, words.name])
+    monkeypatch.setenv("HOME", str(tmp_path / "out"))
+    assert train(corpus, Path("~/mine")) == 0  # as the shell would have it
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["mine.json", "mine.tiktoken"]
+
+
 def test_extend_refuses_a_settings_file_and_never_writes_the_base(vocab, words, tmp_path, capsys):
     settings = tmp_path / "settings.json"
     settings.write_text('{"theme": "dark"}')

@@ -22,7 +22,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def run(args: argparse.Namespace) -> int:
-    from tokviz.cli.outputs import check_outputs
+    from tokviz.cli.outputs import check_outputs, vocabulary_output
     from tokviz.core import catalog
     from tokviz.core.sidecar import EXTENSION_FORMAT, sidecar_path
     from tokviz.training.extend import (
@@ -38,9 +38,8 @@ def run(args: argparse.Namespace) -> int:
     check_start_id(args.start_id)  # before loading anything
     entry = catalog.find(args.base)
     base_file = entry.path if entry is not None else Path(args.base).expanduser()
+    args.output = vocabulary_output(args.output)
     outputs = extension_paths(args.output)
-    if not outputs[0].parent.is_dir():  # say so before learning, not after
-        raise CliError(f"cannot save to {args.output}: folder {outputs[0].parent} does not exist")
     check = {"fmt": EXTENSION_FORMAT, "force": args.force, "base": (base_file, sidecar_path(base_file))}
     check_outputs(outputs, **check)  # before any work: the base first, then files in the way
     base = catalog.load(args.base)

@@ -25,6 +25,27 @@ def check_output_folder(option: str, path: str) -> None:
         raise CliError(f"{option} {path}: no such folder {folder}")
 
 
+def vocabulary_output(output: str) -> str:
+    """`-o` of `train` and `extend`, checked before any work, `~` expanded: it names the files'
+    stem, so a folder (an existing one, or a name ending in a separator, `.` or `..`) is refused
+    rather than becoming `folder.tiktoken` beside it, and so is a name in a missing folder.
+
+    >>> vocabulary_output("out/")
+    Traceback (most recent call last):
+    ...
+    tokviz.cli.errors.CliError: -o out/ names a folder; name the vocabulary in it: -o out/NAME
+    """
+    if not output.strip():
+        raise CliError("-o is empty: name the vocabulary, e.g. -o myvocab")
+    path = Path(output).expanduser()
+    if output.endswith(("/", os.sep)) or path.name in ("", ".", "..") or path.is_dir():
+        inside = f"{output.rstrip('/' + os.sep) or output}{os.sep}NAME"
+        raise CliError(f"-o {output} names a folder; name the vocabulary in it: -o {inside}")
+    if not path.parent.is_dir():  # say so before a long run, not after it
+        raise CliError(f"cannot save to {output}: folder {path.parent} does not exist")
+    return str(path)
+
+
 def owned(ranks_path: Path, *, fmt: str, name: str | None = None) -> bool:
     """True when `NAME.json` beside `ranks_path` is a tokviz sidecar of `fmt` (named `name`)."""
     try:

@@ -88,15 +88,14 @@ def progress_line(e: Progress, bar: ProgressBar) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Train, save and summarise on stderr; return 0 (errors propagate to the CLI's boundary)."""
-    from tokviz.cli.outputs import check_outputs
+    from tokviz.cli.outputs import check_outputs, vocabulary_output
     from tokviz.core.sidecar import TRAINED_FORMAT
     from tokviz.training import vocabfile
     from tokviz.training.trainer import TrainOptions, train
 
     err = sys.stderr
+    args.output = vocabulary_output(args.output)
     ranks_path, sidecar_path, hf_path = vocabfile.output_paths(args.output)
-    if not ranks_path.parent.is_dir():  # say so before a long training run, not after it
-        raise CliError(f"cannot save to {args.output}: folder {ranks_path.parent} does not exist")
     outputs = [ranks_path, sidecar_path, *([hf_path] if args.hf_json else [])]
     check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)
     if args.hf_json:  # a pattern a tokenizer.json cannot hold: say so before training, not after
