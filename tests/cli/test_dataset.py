@@ -147,3 +147,15 @@ def test_a_corrupt_parquet_file_is_named(capsys, tmp_path):
     code, out, err = run(capsys, "dataset", str(bad), "-t", "cl100k_base")
     assert code != 0 and "Traceback" not in err
     assert f"{bad}: not a readable Parquet file" in err
+
+
+@pytest.mark.parametrize("option", ["--per-example", "--json"])
+def test_an_output_that_is_a_folder_is_refused_up_front(tmp_path, capsys, option):
+    """It failed after the whole count, naming a temporary, and left that temporary behind."""
+    (tmp_path / "d.jsonl").write_text('{"text": "hi"}\n')
+    out = tmp_path / "out.csv"
+    out.mkdir()
+    assert main(["dataset", str(tmp_path / "d.jsonl"), "-t", "cl100k_base", option, str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == f"tokviz: error: {option} {out}: that is a folder; give a file name (in it: {out / 'NAME'})"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl", "out.csv"] and not any(out.iterdir())

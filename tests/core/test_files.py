@@ -221,3 +221,13 @@ def test_a_missing_folder_is_refused_not_made(tmp_path: Path):
     assert e.value.strerror.startswith("no such folder") and not (tmp_path / "no").exists()
     write_atomic(tmp_path / "made" / "x.csv", b"x", make_folders=True)  # tokviz's own folders
     assert (tmp_path / "made" / "x.csv").read_bytes() == b"x"
+
+
+def test_a_folder_in_the_way_is_named_and_leaves_no_temporary(tmp_path: Path):
+    from tokviz.core.files import write_atomic
+
+    (tmp_path / "x.csv").mkdir()
+    with pytest.raises(IsADirectoryError) as e:
+        write_atomic(tmp_path / "x.csv", b"x")
+    assert e.value.filename == str(tmp_path / "x.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.csv"] and not any((tmp_path / "x.csv").iterdir())

@@ -76,9 +76,13 @@ class PerExampleWriter:
 
     def close(self) -> None:
         """Write what is left and put the file in place."""
-        self._flush()
-        self._close_files()
-        os.replace(self.temp, self.path)
+        try:
+            self._flush()
+            self._close_files()
+            os.replace(self.temp, self.path)
+        except BaseException:
+            self.discard()  # no temporary left beside the target
+            raise
 
     def discard(self) -> None:
         self._close_files()

@@ -18,8 +18,11 @@ from tokviz.core.sidecar import sidecar_path
 
 
 def check_output_folder(option: str, path: str) -> None:
-    """Refuse an output file (`--html x.html`) whose folder does not exist, before any work: a
-    typo must not become a new folder tree, nor fail only once everything is counted."""
+    """Refuse an output file (`--html x.html`) that is a folder or whose folder does not exist,
+    before any work: a typo must not become a new folder tree, nor fail only once everything is
+    counted."""
+    if path.endswith(("/", os.sep)) or os.path.isdir(path):
+        raise CliError(f"{option} {path}: that is a folder; give a file name (in it: {os.path.join(path, 'NAME')})")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise CliError(f"{option} {path}: no such folder {folder}")

@@ -63,6 +63,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, make_folders: boo
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, f"no such folder {path.parent}", str(path))
+    if path.is_dir():  # else the rename fails, naming the temporary
+        raise IsADirectoryError(errno.EISDIR, "a folder, not a file", str(path))
     tmp, fd = _open_temp(path)
     try:
         _write_and_sync(fd, data)
