@@ -224,3 +224,19 @@ def test_a_broken_pipe_that_is_not_the_output_is_an_error():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 1
     assert proc.stderr == "tokviz: error: [Errno 32] Broken pipe\n"
+
+
+def test_utf16_and_utf32_input_say_what_they_are(capsys, tmp_path):
+    """A UTF-16 file (Notepad's "Unicode") was "binary (NUL byte at offset 3)" for stats and
+    train, and "not UTF-8 ... iconv -f LATIN1" for encode: advice that garbles it."""
+    for encoding, bom in (("UTF-16", "utf-16"), ("UTF-32", "utf-32")):
+        path = tmp_path / f"{bom}.txt"
+        path.write_bytes("hello world".encode(bom))
+        reason = (f"{encoding} text, not UTF-8 (it starts with a {encoding} byte-order mark): "
+                  f"save it as UTF-8 first (e.g. iconv -f {encoding} -t UTF-8)")
+        assert main(["encode", "-t", "cl100k_base", "-f", str(path)]) == 1
+        assert capsys.readouterr().err == f"tokviz: error: {path} is {reason}\n"
+        assert main(["stats", "-t", "cl100k_base", str(path)]) == 1
+        assert f"tokviz: skipped {path}: {reason}" in capsys.readouterr().err
+        assert main(["train", str(path), "--vocab-size", "300", "-o", str(tmp_path / "v")]) == 1
+        assert f"all 1 files skipped (1 {encoding} text, not UTF-8)" in capsys.readouterr().err

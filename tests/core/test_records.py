@@ -115,6 +115,21 @@ def test_csv_conversations_written_as_json_or_python_literals(tmp_path: Path) ->
     assert [r.text for _, r in _flat(read_examples([path], field="text"))] == ['[{"a": 1}]', "[1, 2]"]
 
 
+def test_utf16_files_are_one_skip_saying_how_to_convert(tmp_path: Path) -> None:
+    """Windows Notepad's "Unicode" and PowerShell's `>` write UTF-16 with a byte-order mark: one
+    skip per file that says so (a UTF-16 JSONL was one "not JSON" skip per line)."""
+    rows = "".join(json.dumps({"text": f"row {i}"}) + "\n" for i in range(50))
+    for name, text in [("a.jsonl", rows), ("b.json", '[{"text": "x"}]'), ("c.csv", "text\nx\n"), ("d.txt", "x")]:
+        (tmp_path / name).write_bytes(text.encode("utf-16"))
+    records = [r for _, r in _flat(read_examples([tmp_path]))]
+    assert [Path(r.source).name for r in records] == ["a.jsonl", "b.json", "c.csv", "d.txt"]
+    assert {r.reason for r in records} == {
+        "UTF-16 text, not UTF-8 (it starts with a UTF-16 byte-order mark): "
+        "save it as UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)"}
+    shards = list_shards([tmp_path / "a.jsonl"], split_bytes=100)
+    assert len(shards) > 1 and len([r for s in shards for b in read_shard(s) for r in b]) == 1
+
+
 def test_byte_ranges_cover_every_line_once(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text("".join(json.dumps({"text": "x" * (i % 37)}) + "\n" for i in range(500)))

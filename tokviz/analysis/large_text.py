@@ -26,6 +26,7 @@ from tokviz.analysis.attribution import add_share_counts, share_counts
 from tokviz.analysis.budget import ContextBudget
 from tokviz.core.scripts import SCRIPTS, char_classes
 from tokviz.core.stream import encode_stream
+from tokviz.core.textfile import wide_text
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.walk import Skipped
 
@@ -49,6 +50,8 @@ class LargeText:
             with open(self.path, "rb") as f:
                 while True:
                     block = f.read(self.block_bytes)
+                    if not offset and (wide := wide_text(block[:4])) is not None:
+                        return Skipped(str(self.path), wide)
                     if (nul := block.find(b"\0")) >= 0:
                         return Skipped(str(self.path), f"binary (NUL byte at offset {offset + nul})")
                     if bad is None:

@@ -37,6 +37,7 @@ from tokviz.analysis.large_text import LargeText, count_text, count_tokens
 from tokviz.core.cancel import check
 from tokviz.core.scripts import SCRIPTS, char_classes
 from tokviz.core.stream import encode_whole
+from tokviz.core.textfile import wide_text
 from tokviz.core.tokenizer import SpecialPolicy, Tokenizer
 from tokviz.core.tokens import Token, sanitize
 from tokviz.core.walk import Skipped, collect_files
@@ -428,6 +429,8 @@ def read_text_file(path: Path) -> str | Skipped:
         data = path.read_bytes()
     except OSError as e:
         return Skipped(str(path), f"unreadable ({e.strerror or e})")
+    if (wide := wide_text(data[:4])) is not None:
+        return Skipped(str(path), wide)
     if (nul := data.find(b"\0")) >= 0:
         return Skipped(str(path), f"binary (NUL byte at offset {nul})")
     try:

@@ -20,6 +20,7 @@ import numpy as np
 
 from tokviz.cli.errors import CliError
 from tokviz.core.encoding import Encoding
+from tokviz.core.textfile import wide_text
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
 # Backgrounds from the 256-colour cube: light, distinct neighbours; fragments and specials apart.
@@ -38,6 +39,8 @@ BLOCK_BYTES = 1 << 20
 
 def _not_utf8(where: str, data: bytes, index: int, offset: int) -> CliError:
     """`decode_input`'s message, for a block: `offset` is where `data` starts in the input."""
+    if offset == 0 and (wide := wide_text(data[:4])) is not None:
+        return CliError(f"{where} is {wide}")
     return CliError(
         f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {offset + index}); "
         f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"

@@ -29,6 +29,8 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
+from tokviz.core.textfile import wide_text
+
 ShardKind = Literal["jsonl", "json", "parquet", "csv", "text", "arrow"]
 
 #: file suffix -> how it is read; in a folder, files with other suffixes are left out
@@ -301,6 +303,11 @@ def _as_example(value: Any, source: str, name: str, tools: list[dict[str, Any]] 
 
 def _jsonl(shard: Shard) -> Iterator[tuple[str, Any]]:
     with open(shard.path, "rb") as f:
+        if (wide := wide_text(f.read(4))) is not None:  # its lines are not lines: one skip, not one a line
+            if not shard.start:
+                yield shard.path, Skip(shard.path, wide)
+            return
+        f.seek(0)
         line_no = None if shard.start else 0
         if shard.start:
             f.seek(shard.start - 1)
@@ -331,9 +338,10 @@ def _jsonl(shard: Shard) -> Iterator[tuple[str, Any]]:
 def _json(shard: Shard) -> Iterator[tuple[str, Any]]:
     try:
         with open(shard.path, "rb") as f:
-            value = json.loads(f.read().removeprefix(_BOM).decode("utf-8"))
+            data = f.read()
+        value = json.loads(data.removeprefix(_BOM).decode("utf-8"))
     except UnicodeDecodeError as e:
-        yield shard.path, Skip(shard.path, f"not UTF-8 (byte {e.start})")
+        yield shard.path, Skip(shard.path, wide_text(data[:4]) or f"not UTF-8 (byte {e.start})")
         return
     except ValueError as e:
         if str(e).startswith("Extra data"):  # JSONL under a .json name
@@ -449,7 +457,7 @@ def _csv(shard: Shard) -> Iterator[tuple[str, Any]]:
             if last is not None:
                 yield last
     except UnicodeDecodeError as e:
-        yield shard.path, Skip(shard.path, f"not UTF-8 (byte {e.start})")
+        yield shard.path, Skip(shard.path, _file_wide_text(shard.path) or f"not UTF-8 (byte {e.start})")
     except csv.Error as e:
         yield shard.path, Skip(shard.path, f"not CSV ({e})")
 
@@ -458,11 +466,20 @@ def _text(shard: Shard) -> Iterator[tuple[str, Any]]:
     """A plain-text file is one example, the whole text."""
     try:
         with open(shard.path, "rb") as f:
-            text = f.read().decode("utf-8")
+            data = f.read()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        yield shard.path, Skip(shard.path, f"not UTF-8 (byte {e.start})")
+        yield shard.path, Skip(shard.path, wide_text(data[:4]) or f"not UTF-8 (byte {e.start})")
         return
     yield shard.path, text.removeprefix("\ufeff")
+
+
+def _file_wide_text(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return wide_text(f.read(4))
+    except OSError:
+        return None
 
 
 def _one_line(e: BaseException) -> str:

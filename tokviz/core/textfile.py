@@ -26,6 +26,25 @@ def read_text_exact(path: str | os.PathLike[str]) -> str:
     return decode_exact(data, str(path))
 
 
+def wide_text(head: bytes) -> str | None:
+    """Why a file starting with `head` (its first 4 bytes are enough) is text but not UTF-8: a
+    UTF-16 or UTF-32 byte-order mark, as Windows Notepad's "Unicode" and PowerShell's `>` write.
+    None otherwise. (Such text is full of NUL bytes: without this it reads as binary.)
+
+    >>> print(wide_text("hi".encode("utf-16-le")), wide_text(b"\\xff\\xfeh\\x00"))  # doctest: +NORMALIZE_WHITESPACE
+    None UTF-16 text, not UTF-8 (it starts with a UTF-16 byte-order mark): save it as UTF-8 first
+    (e.g. iconv -f UTF-16 -t UTF-8)
+    """
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        encoding = "UTF-32"
+    elif head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "UTF-16"
+    else:
+        return None
+    return (f"{encoding} text, not UTF-8 (it starts with a {encoding} byte-order mark): "
+            f"save it as UTF-8 first (e.g. iconv -f {encoding} -t UTF-8)")
+
+
 def decode_exact(data: bytes, where: str) -> str:
     """Decode `data` as UTF-8 or say, in one line, why it is not text.
 
@@ -42,6 +61,8 @@ def decode_exact(data: bytes, where: str) -> str:
     >>> why(b"\\x89PNG\\r\\n\\x1a\\n\\x00\\x00")
     f.txt looks binary, not text: a NUL byte at offset 8 (it starts b'\\x89PNG\\r\\n\\x1a\\n\\x00\\x00')
     """
+    if (wide := wide_text(data[:4])) is not None:
+        raise NotTextError(f"{where} is {wide}")
     nul = data.find(b"\x00", 0, BINARY_PROBE)
     if nul >= 0:
         raise NotTextError(f"{where} looks binary, not text: a NUL byte at offset {nul} (it starts {data[:16]!r})")
@@ -57,7 +78,4 @@ def _not_utf8(data: bytes, offset: int, where: str) -> str:
     context = data[max(offset - 12, 0):offset + 12]
     head = (f"{where} is not UTF-8 text: byte 0x{data[offset]:02x} at offset {offset} "
             f"(line {line}, column {column}), in {context!r}")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return (f"{head}; it starts with a UTF-16 byte-order mark: "
-                "save it as UTF-8 first (e.g. iconv -f UTF-16 -t UTF-8)")
     return f"{head}; it looks like Latin-1 or Windows-1252 text: save it as UTF-8 first (e.g. iconv -f CP1252 -t UTF-8)"
