@@ -29,7 +29,7 @@ from itertools import takewhile
 from pathlib import Path
 from typing import Any, Literal
 
-from tokviz.core.textfile import wide_text
+from tokviz.core.textfile import file_wide_text, wide_text
 
 ShardKind = Literal["jsonl", "json", "parquet", "csv", "text", "arrow"]
 
@@ -457,7 +457,7 @@ def _csv(shard: Shard) -> Iterator[tuple[str, Any]]:
             if last is not None:
                 yield last
     except UnicodeDecodeError as e:
-        yield shard.path, Skip(shard.path, _file_wide_text(shard.path) or f"not UTF-8 (byte {e.start})")
+        yield shard.path, Skip(shard.path, file_wide_text(shard.path) or f"not UTF-8 (byte {e.start})")
     except csv.Error as e:
         yield shard.path, Skip(shard.path, f"not CSV ({e})")
 
@@ -472,14 +472,6 @@ def _text(shard: Shard) -> Iterator[tuple[str, Any]]:
         yield shard.path, Skip(shard.path, wide_text(data[:4]) or f"not UTF-8 (byte {e.start})")
         return
     yield shard.path, text.removeprefix("\ufeff")
-
-
-def _file_wide_text(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return wide_text(f.read(4))
-    except OSError:
-        return None
 
 
 def _one_line(e: BaseException) -> str:

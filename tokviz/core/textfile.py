@@ -45,6 +45,16 @@ def wide_text(head: bytes) -> str | None:
             f"save it as UTF-8 first (e.g. iconv -f {encoding} -t UTF-8)")
 
 
+def file_wide_text(path: str | os.PathLike[str]) -> str | None:
+    """`wide_text` of a file's first bytes (None when it cannot be read): for a reader that sees
+    only a piece of the file, or that found out late."""
+    try:
+        with open(path, "rb") as f:
+            return wide_text(f.read(4))
+    except OSError:
+        return None
+
+
 def decode_exact(data: bytes, where: str) -> str:
     """Decode `data` as UTF-8 or say, in one line, why it is not text.
 

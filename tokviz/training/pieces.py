@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
-from tokviz.core.textfile import wide_text
+from tokviz.core.textfile import file_wide_text
 from tokviz.core.walk import Skipped
 from tokviz.training.pretokenize import ChunkCounter
 
@@ -58,15 +58,6 @@ def read_piece(piece: Piece, *, non_utf8: NonUtf8) -> tuple[str, int, bool]:
     return text, len(data), replaced
 
 
-def _wide_text(path: str) -> str | None:
-    """`textfile.wide_text` of the file's start (a piece of a UTF-16 file may start mid-file)."""
-    try:
-        with open(path, "rb") as f:
-            return wide_text(f.read(4))
-    except OSError:
-        return None
-
-
 def _read(piece: Piece, non_utf8: NonUtf8) -> tuple[str, bytes, bool]:
     """`read_piece`, with the piece's bytes themselves rather than their count."""
     path, start, end = piece
@@ -78,7 +69,7 @@ def _read(piece: Piece, non_utf8: NonUtf8) -> tuple[str, bytes, bool]:
     except OSError as e:
         raise SkipFile(f"unreadable: {e.strerror or e}") from e
     if b"\0" in data:
-        raise SkipFile(_wide_text(path) or "binary (NUL bytes)")
+        raise SkipFile(file_wide_text(path) or "binary (NUL bytes)")  # a piece may start mid-file
     try:
         return data.decode("utf-8"), data, False
     except UnicodeDecodeError as e:
