@@ -235,7 +235,8 @@ def test_utf16_and_utf32_input_say_what_they_are(capsys, tmp_path):
         reason = (f"{encoding} text, not UTF-8 (it starts with a {encoding} byte-order mark): "
                   f"save it as UTF-8 first (e.g. iconv -f {encoding} -t UTF-8)")
         assert main(["encode", "-t", "cl100k_base", "-f", str(path)]) == 1
-        assert capsys.readouterr().err == f"tokviz: error: {path} is {reason}\n"
+        err = capsys.readouterr().err
+        assert err == f"tokviz: error: {path} is not UTF-8 text (byte 0xff at offset 0): it is {reason}\n"
         assert main(["stats", "-t", "cl100k_base", str(path)]) == 1
         assert f"tokviz: skipped {path}: {reason}" in capsys.readouterr().err
         assert main(["train", str(path), "--vocab-size", "300", "-o", str(tmp_path / "v")]) == 1

@@ -40,7 +40,7 @@ BLOCK_BYTES = 1 << 20
 def _not_utf8(where: str, data: bytes, index: int, offset: int) -> CliError:
     """`decode_input`'s message, for a block: `offset` is where `data` starts in the input."""
     if offset == 0 and (wide := wide_text(data[:4])) is not None:
-        return CliError(f"{where} is {wide}")
+        return CliError(f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {index}): it is {wide}")
     return CliError(
         f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {offset + index}); "
         f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"

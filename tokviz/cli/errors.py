@@ -40,7 +40,8 @@ def decode_input(data: bytes, where: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         if (wide := wide_text(data[:4])) is not None:
-            raise CliError(f"{where} is {wide}") from None
+            raise CliError(f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): "
+                           f"it is {wide}") from None
         raise CliError(
             f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
             f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"
