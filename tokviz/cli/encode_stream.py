@@ -18,9 +18,8 @@ from typing import IO, BinaryIO
 
 import numpy as np
 
-from tokviz.cli.errors import CliError
+from tokviz.cli.errors import not_utf8
 from tokviz.core.encoding import Encoding
-from tokviz.core.textfile import wide_text
 from tokviz.core.tokens import Token, TokenKind, display_text, hex_bytes
 
 # Backgrounds from the 256-colour cube: light, distinct neighbours; fragments and specials apart.
@@ -37,16 +36,6 @@ _RESET = "\x1b[0m"
 BLOCK_BYTES = 1 << 20
 
 
-def _not_utf8(where: str, data: bytes, index: int, offset: int) -> CliError:
-    """`decode_input`'s message, for a block: `offset` is where `data` starts in the input."""
-    if offset == 0 and (wide := wide_text(data[:4])) is not None:
-        return CliError(f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {index}): it is {wide}")
-    return CliError(
-        f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {offset + index}); "
-        f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"
-    )
-
-
 def decoded_blocks(f: BinaryIO, where: str, *, block_bytes: int | None = None) -> Iterator[str]:
     """The UTF-8 text of `f` in blocks; a bad byte raises the CliError `decode_input` raises."""
     block_bytes = block_bytes or BLOCK_BYTES
@@ -59,7 +48,7 @@ def decoded_blocks(f: BinaryIO, where: str, *, block_bytes: int | None = None) -
             text = decoder.decode(block, final=final)
         except UnicodeDecodeError as e:
             # e.object is the decoder's held-back bytes followed by this block
-            raise _not_utf8(where, e.object, e.start, offset + len(block) - len(e.object)) from None
+            raise not_utf8(where, e.object, e.start, offset + len(block) - len(e.object)) from None
         offset += len(block)
         if text:
             yield text

@@ -39,13 +39,16 @@ def decode_input(data: bytes, where: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        if (wide := wide_text(data[:4])) is not None:
-            raise CliError(f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}): "
-                           f"it is {wide}") from None
-        raise CliError(
-            f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
-            f"convert it first, e.g. iconv -f LATIN1 -t UTF-8"
-        ) from None
+        raise not_utf8(where, data, e.start) from None
+
+
+def not_utf8(where: str, data: bytes, index: int, offset: int = 0) -> CliError:
+    """The error for the bad byte `data[index]`, where `data` starts at `offset` in the input
+    (a block of it): a UTF-16/32 input says so, anything else gets the Latin-1 advice."""
+    head = f"{where} is not UTF-8 text (byte 0x{data[index]:02x} at offset {offset + index})"
+    if offset == 0 and (wide := wide_text(data[:4])) is not None:
+        return CliError(f"{head}: it is {wide}")
+    return CliError(f"{head}; convert it first, e.g. iconv -f LATIN1 -t UTF-8")
 
 
 def check_argument(text: str, where: str = "the text argument") -> str:

@@ -95,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     args.output = vocabulary_output(args.output)
+    name = vocabfile.output_stem(args.output).name
     ranks_path, sidecar_path, hf_path = vocabfile.output_paths(args.output)
     outputs = [ranks_path, sidecar_path, *([hf_path] if args.hf_json else [])]
-    check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)
+    check_outputs(outputs, fmt=TRAINED_FORMAT, name=name, force=args.force)
     if args.hf_json:  # a pattern a tokenizer.json cannot hold: say so before training, not after
         from tokviz.training.pretokenize import resolve_pattern
 
@@ -111,14 +112,14 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         options = TrainOptions(
-            vocab_size=args.vocab_size, name=_stem(args.output), pattern=args.pattern,
+            vocab_size=args.vocab_size, name=name, pattern=args.pattern,
             include=args.include, exclude=args.exclude, gitignore=args.gitignore,
             non_utf8=args.non_utf8, special_tokens=args.special, min_frequency=args.min_frequency,
             jobs=args.jobs, word_counts=args.word_counts, dataset=args.dataset, field=args.field,
             scheduler=_scheduler(args.scheduler),
         )
         result = train(args.paths, options, progress=progress)
-        check_outputs(outputs, fmt=TRAINED_FORMAT, name=_stem(args.output), force=args.force)  # appeared meanwhile?
+        check_outputs(outputs, fmt=TRAINED_FORMAT, name=name, force=args.force)  # appeared meanwhile?
         written = vocabfile.save(result, args.output, hf_json=args.hf_json)
     except Cancelled as e:
         raise CliError(str(e) or "training cancelled") from None
@@ -136,12 +137,6 @@ def _scheduler(given: str | None) -> str | None:
     from tokviz.core.cluster import scheduler_address
 
     return scheduler_address(given)
-
-
-def _stem(output: str) -> str:
-    from tokviz.training import vocabfile
-
-    return vocabfile.output_stem(output).name
 
 
 def _summary(result, written, err: TextIO) -> None:

@@ -19,6 +19,7 @@ pyarrow alone; the `datasets` library is not needed. This module counts nothing 
 from __future__ import annotations
 
 import ast
+import codecs
 import csv
 import json
 import os
@@ -39,7 +40,6 @@ SUFFIXES: dict[str, ShardKind] = {
     ".tsv": "csv", ".txt": "text", ".md": "text", ".arrow": "arrow",
 }
 BATCH = 1024  # records per batch
-_BOM = b"\xef\xbb\xbf"  # the UTF-8 signature Excel and Windows editors write
 
 
 class DatasetError(ValueError):
@@ -323,7 +323,7 @@ def _jsonl(shard: Shard) -> Iterator[tuple[str, Any]]:
             if line_no is not None:
                 line_no += 1
             if not at:
-                raw = raw.removeprefix(_BOM)  # an editor's UTF-8 signature, as `text` drops it
+                raw = raw.removeprefix(codecs.BOM_UTF8)  # an editor's UTF-8 signature, as `text` drops it
             source = f"{shard.path}:line {line_no}" if line_no is not None else f"{shard.path}:byte {at}"
             if not raw.strip():
                 continue
@@ -339,7 +339,7 @@ def _json(shard: Shard) -> Iterator[tuple[str, Any]]:
     try:
         with open(shard.path, "rb") as f:
             data = f.read()
-        value = json.loads(data.removeprefix(_BOM).decode("utf-8"))
+        value = json.loads(data.removeprefix(codecs.BOM_UTF8).decode("utf-8"))
     except UnicodeDecodeError as e:
         yield shard.path, Skip(shard.path, wide_text(data[:4]) or f"not UTF-8 (byte {e.start})")
         return

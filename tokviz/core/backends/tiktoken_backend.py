@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import codecs
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,9 +49,6 @@ def byte_level_piece(data: bytes) -> str:
     return "".join(BYTE_LEVEL[b] for b in data)
 
 
-_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark, which some editors put first; tiktoken's loader skips it
-
-
 def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
     """Read a `.tiktoken` file (`base64 rank` per line), naming the line when one is bad; a
     leading UTF-8 byte order mark is skipped, as tiktoken's own loader does.
@@ -64,7 +62,7 @@ def read_rank_file(path: str | os.PathLike[str]) -> dict[bytes, int]:
         raise TokenizerError(f"cannot read {path}: {e.strerror or e}") from e
     ranks: dict[bytes, int] = {}
     lines: dict[bytes, int] = {}
-    for lineno, line in enumerate(data.removeprefix(_BOM).splitlines(), 1):
+    for lineno, line in enumerate(data.removeprefix(codecs.BOM_UTF8).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -137,7 +135,7 @@ def looks_like_rank_file(path: str | os.PathLike[str]) -> bool:
             head = f.read(256)
     except OSError:
         return False
-    first = head.removeprefix(_BOM).split(b"\n", 1)[0].split()
+    first = head.removeprefix(codecs.BOM_UTF8).split(b"\n", 1)[0].split()
     if len(first) != 2 or not first[1].isdigit():
         return False
     try:
