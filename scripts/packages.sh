@@ -7,6 +7,8 @@
 #   glib_package       libglib2.0-0t64 where the release renamed it (Ubuntu 24.04), else libglib2.0-0
 #   python_packages    the python3.X and python3.X-venv to install when no Python >= 3.11 is
 #                      installed: the newest the distribution has, or nothing
+#   build_packages PYTHON  what builds the compiled merge loop: gcc and libc6-dev without a C
+#                      compiler, python3.X-dev when PYTHON has no headers; nothing when both are there
 
 apt_has() {
   apt-cache show "$1" >/dev/null 2>&1
@@ -56,4 +58,27 @@ find_python() {
 venv_package() {
   version=$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   if apt_has "python$version-venv"; then echo "python$version-venv"; else echo python3-venv; fi
+}
+
+# What builds tokviz's compiled merge loop (setup.py, tokviz/training/_merge.c): a C compiler and
+# the Python's headers. Debian and Ubuntu ship the headers apart (python3.X-dev); a Python built
+# from source has them. Without either, tokviz still installs and runs its slower Python loop.
+has_compiler() {
+  command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1
+}
+
+has_headers() {
+  "$1" -c 'import os, sys, sysconfig
+sys.exit(not os.path.isfile(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' >/dev/null 2>&1
+}
+
+# The packages to install for the build: nothing when PYTHON has both
+build_packages() {
+  wanted=""
+  has_compiler || wanted="gcc libc6-dev"
+  if ! has_headers "$1"; then
+    version=$("$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    if apt_has "python$version-dev"; then wanted="$wanted python$version-dev"; else wanted="$wanted python3-dev"; fi
+  fi
+  echo $wanted
 }

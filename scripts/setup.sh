@@ -61,6 +61,15 @@ if [ -n "$missing" ]; then
   apt_install $missing
 fi
 
+# the compiled merge loop: a C compiler and the Python's headers (apt-cache knows python3.X-dev
+# of a newer Python only after an update)
+if ! has_compiler || ! has_headers "$python"; then
+  apt_update
+  build=$(build_packages "$python")
+  echo "installing $build (to build tokviz's compiled merge loop)" >&2
+  apt_install $build
+fi
+
 venv_ready || "$python" -m venv --clear .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -U pip "setuptools>=77" wheel
 # the tests start a real Dask scheduler and workers on loopback: the [distributed] extra too

@@ -22,24 +22,37 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ROOT / "scripts" / "packages.sh"
 
 RELEASES = {
-    "debian-12": {"python3": "3.11", "apt": {"libglib2.0-0", "python3.11", "python3.11-venv", "python3-venv"}},
+    "debian-12": {"python3": "3.11", "apt": {"libglib2.0-0", "python3.11", "python3.11-venv", "python3-venv",
+                                             "python3.11-dev", "python3-dev", "gcc", "libc6-dev"}},
     "ubuntu-22.04": {"python3": "3.10", "apt": {"libglib2.0-0", "python3.10", "python3.10-venv", "python3.11",
-                                                "python3.11-venv", "python3-venv"}},
+                                                "python3.11-venv", "python3-venv", "python3.10-dev",
+                                                "python3.11-dev", "python3-dev", "gcc", "libc6-dev"}},
     "ubuntu-24.04": {"python3": "3.12", "apt": {"libglib2.0-0t64", "python3.12", "python3.12-venv",
-                                                "python3-venv"}},
+                                                "python3-venv", "python3.12-dev", "python3-dev", "gcc", "libc6-dev"}},
 }
 
 
 def shell(script: str, *, apt: set[str], installed: set[str] = frozenset(), pythons: dict[str, str] | None = None,
-          tmp_path: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+          tmp_path: Path, env: dict[str, str] | None = None, headers: bool = True,
+          compiler: bool = False) -> subprocess.CompletedProcess[str]:
     """Run `script` after sourcing packages.sh, with the package names `apt` knows, the packages
-    `installed`, and stand-in Pythons (name -> version) alone on PATH."""
+    `installed`, and stand-in Pythons (name -> version) alone on PATH; with `headers` the Pythons
+    have their C headers, with `compiler` a `cc` is on PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
+    if compiler:
+        (bin_dir / "cc").write_text("#!/bin/sh\nexit 0\n")
+        (bin_dir / "cc").chmod(0o755)
     for name, version in (pythons or {}).items():  # `NAME -c CODE` runs CODE as Python `version` would
         major, minor = version.split(".")
         stub = bin_dir / name
         prelude = f"import sys; sys.version_info = ({major}, {minor}, 0, 'final', 0)"
+        # its include folder: with Python.h, or empty (python3.X-dev not installed)
+        include = tmp_path / ("headers" if headers else "no-headers")
+        include.mkdir(exist_ok=True)
+        if headers:
+            (include / "Python.h").touch()
+        prelude += f"; import sysconfig; sysconfig.get_paths = lambda: {{'include': '{include}'}}"
         stub.write_text(f'#!/bin/sh\n[ "$1" = -c ] || exit 2\nexec "{sys.executable}" -c "{prelude}\n$2"\n')
         stub.chmod(0o755)
     fake = (f"apt_has() {{ case \" {' '.join(sorted(apt))} \" in *\" $1 \"*) return 0;; esac; return 1; }}\n"
@@ -99,6 +112,24 @@ def test_the_venv_package_follows_the_python(tmp_path):
                  tmp_path=tmp_path)
     assert done.stdout.strip() == "python3.11-venv"
 
+
+
+@pytest.mark.parametrize("release, python, packages", [
+    ("debian-12", "python3", "python3.11-dev"),
+    ("ubuntu-22.04", "python3.11", "python3.11-dev"),  # the 3.11 installed beside python3 3.10
+    ("ubuntu-24.04", "python3", "python3.12-dev"),
+])
+def test_the_build_packages_follow_the_python(tmp_path, release, python, packages):
+    facts = RELEASES[release]
+    version = facts["python3"] if python == "python3" else python.removeprefix("python")
+    pythons = {python: version}
+    bare = shell(f"build_packages {python}", apt=facts["apt"], pythons=pythons, tmp_path=tmp_path, headers=False)
+    assert bare.stdout.split() == ["gcc", "libc6-dev", *packages.split()]
+    ready = shell(f"build_packages {python}", apt=facts["apt"], pythons=pythons, tmp_path=tmp_path,
+                  compiler=True)
+    assert ready.returncode == 0 and ready.stdout.strip() == ""
+    no_headers = shell(f"has_headers {python}", apt=facts["apt"], pythons=pythons, tmp_path=tmp_path, headers=False)
+    assert no_headers.returncode != 0
 
 
 # setup.sh itself, run on a copy of the scripts with every command it calls faked: apt-cache knows
@@ -217,3 +248,13 @@ def test_a_venv_left_without_pip_is_made_again(tmp_path):
     assert "python3.11-venv" in installed
     assert any(line.startswith("python3 -m venv") for line in log)
     assert installs_the_package(log)
+
+
+def test_a_c_compiler_is_installed_before_the_package_is_built(tmp_path):
+    # a minimal Debian 12 image: no cc, so the compiled merge loop would not be built
+    done, log, installed = run_setup(tmp_path, release="debian-12", installed={"python3.11", "python3.11-venv"},
+                                     pythons={"python3": "3.11"})
+    assert done.returncode == 0, done.stderr
+    assert {"gcc", "libc6-dev"} <= installed
+    build = next(i for i, line in enumerate(log) if line.startswith("apt-get") and " gcc " in f"{line} ")
+    assert build < next(i for i, line in enumerate(log) if line.startswith("python -m pip install"))

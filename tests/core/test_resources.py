@@ -224,7 +224,7 @@ def test_wheel_ships_the_resources(tmp_path: Path):
     for name in ["pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "setup.cfg", "setup.py"]:
         if (ROOT / name).is_file():
             shutil.copy2(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.so", "*.pyd")  # built here
     shutil.copytree(ROOT / "tokviz", src / "tokviz", ignore=ignore)
     out = tmp_path / "dist"
     result = subprocess.run(
@@ -255,6 +255,8 @@ def test_wheel_ships_the_resources(tmp_path: Path):
     shipped = {p.relative_to(src).as_posix() for p in (src / "tokviz").rglob("*") if p.is_file()}
     assert shipped and shipped <= names, sorted(shipped - names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    assert any(n.startswith("tokviz/training/_merge.") and n.endswith((".so", ".pyd")) for n in names), \
+        "the compiled merge loop was not built into the wheel"
 
     # The installed package finds its resources without the checkout: `-S` keeps the editable
     # install's finder (a .pth in site-packages) out of the way; only the unpacked wheel is seen.
@@ -263,6 +265,7 @@ def test_wheel_ships_the_resources(tmp_path: Path):
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import tokviz.resources as r, tokviz.core.resources as m;"
         "assert r.__file__.startswith(sys.argv[1]), r.__file__;"
+        "import tokviz.training._merge as c; assert c.__file__.startswith(sys.argv[1]), c.__file__;"
         "print(len(m.samples()), len(m.sample_text('korean.txt')), m.palette()['highlight'])"
     )
     result = subprocess.run(

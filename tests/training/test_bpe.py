@@ -21,13 +21,20 @@ def keyed(chunks: dict[bytes, int]) -> dict[str, int]:
     return {w.decode("latin-1"): f for w, f in chunks.items()}
 
 
-# every merge through the numpy batch path, or every merge through the plain loop; and with the
-# cold buckets at their busiest (COLD_BITS 0: a new pair below half the merge's count waits)
-PATHS = {"batch": {"BATCH": 1}, "loop": {"BATCH": 10**9}, "cold": {"COLD_BITS": 0}}
+# the compiled loop (`_merge.c`), one merge per call; and the Python loop: every merge through the
+# numpy batch path, or every merge through the plain loop, or with the cold buckets at their
+# busiest (COLD_BITS 0: a new pair below half the merge's count waits)
+PATHS = {
+    "native": {"NATIVE_STEP": 1},
+    "batch": {"BATCH": 1, "NATIVE": False},
+    "loop": {"BATCH": 10**9, "NATIVE": False},
+    "cold": {"COLD_BITS": 0, "NATIVE": False},
+}
+HELPER_PATHS = {"mixed": {"NATIVE": False}}
 
 
 def trained(chunks: dict[bytes, int], num_merges: int, *, path: str, min_frequency: int = 2) -> MergeStats:
-    trainer = type("Trainer", (BpeTrainer,), PATHS[path])
+    trainer = type("Trainer", (BpeTrainer,), {**PATHS, **HELPER_PATHS}[path])
     return trainer(keyed(chunks), min_frequency=min_frequency).train(num_merges)
 
 
@@ -155,8 +162,18 @@ def test_both_paths_agree_on_real_text():
     batch, loop = trained(dict(chunks), 1200, path="batch"), trained(dict(chunks), 1200, path="loop")
     assert len(batch.merges) > 600
     assert (batch.merges, batch.replaced) == (loop.merges, loop.replaced)
-    mixed = train_bpe(keyed(dict(chunks)), 1200)  # large merges in numpy, small ones in the loop
+    mixed = trained(dict(chunks), 1200, path="mixed")  # large merges in numpy, small ones in the loop
     assert (batch.merges, batch.replaced) == (mixed.merges, mixed.replaced)
+    native = train_bpe(keyed(dict(chunks)), 1200)  # what runs: the compiled loop
+    assert (batch.merges, batch.replaced) == (native.merges, native.replaced)
+
+
+def test_the_compiled_loop_is_built():
+    # setup.sh installs a C compiler, so the loop users run is the compiled one; built without
+    # one, the package still works (the Python loop) and only this test says so
+    from tokviz.training import bpe
+
+    assert bpe._merge is not None, "tokviz/training/_merge.c was not built: pip install -e . with a C compiler"
 
 
 def test_identical_across_runs():
@@ -198,3 +215,12 @@ def test_identical_merges_to_rustbpe_known_answer():
 def test_too_many_merges_is_an_error():
     with pytest.raises(TrainingError, match="at most"):
         train_bpe(keyed({b"ab": 2}), 2_000_000)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_counts_past_32_bits(path):
+    chunks = {b"abab": 3_000_000_000, b"abc": 5_000_000_000, b"cab": 7, b"bcbc": 2**40}
+    stats = trained(chunks, 6, path=path)
+    assert stats.merges == train_merges(chunks, 6)
+    assert stats.merges[0] == (98, 99, 2**41 + 5_000_000_000)  # bc: twice in bcbc, once in abc
+    assert stats.corpus_tokens() == _reference_curve(chunks, stats.merges)
