@@ -77,9 +77,13 @@ typedef struct {
     Py_ssize_t nmade, made_cap;
 } Loop;
 
+/* MurmurHash3's 64-bit finalizer: every bit of both ids reaches the low bits the table uses. */
 static inline uint64_t hash_key(uint64_t key) {
-    key *= UINT64_C(0x9E3779B97F4A7C15);
-    return key ^ (key >> 29);
+    key ^= key >> 33;
+    key *= UINT64_C(0xFF51AFD7ED558CCD);
+    key ^= key >> 33;
+    key *= UINT64_C(0xC4CEB9FE1A85EC53);
+    return key ^ (key >> 33);
 }
 
 static int table_init(Table *t, Py_ssize_t size) {

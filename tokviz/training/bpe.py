@@ -29,8 +29,8 @@ DEAD and unlinks it. Speed comes from doing little per merge:
 - the initial byte-pair counts and index are built with numpy; the cyclic GC is paused.
 
 The same loop, compiled (`_merge.c`, built with the package where a C compiler is found), runs
-the merges when it is there: the same steps over the same arrays, about ten times as fast. This
-module's loop is the one that runs without it, and the reference the tests hold it to.
+the merges when it is there: the same steps over the same arrays, without the interpreter's cost
+per step. This module's loop runs without it, and is the reference the tests hold it to.
 
 This module does not read files or split text (see `corpus`, `pretokenize`) and does not write
 anything (see `vocabfile`).
