@@ -140,14 +140,19 @@ static int table_put(Table *t, uint64_t key, Py_ssize_t value) {
     return 0;
 }
 
+/* Room for one more item in a growing array (`len` used of `*cap`); -1 when out of memory. */
+static int reserve(void **items, Py_ssize_t len, Py_ssize_t *cap, size_t size, Py_ssize_t first) {
+    if (len < *cap) return 0;
+    Py_ssize_t bigger = *cap ? 2 * *cap : first;
+    void *grown = realloc(*items, size * bigger);
+    if (!grown) return -1;
+    *items = grown;
+    *cap = bigger;
+    return 0;
+}
+
 static int positions_push(Positions *p, int32_t at) {
-    if (p->len == p->cap) {
-        Py_ssize_t cap = p->cap ? 2 * p->cap : 4;
-        int32_t *grown = realloc(p->at, sizeof(int32_t) * cap);
-        if (!grown) return -1;
-        p->at = grown;
-        p->cap = cap;
-    }
+    if (reserve((void **)&p->at, p->len, &p->cap, sizeof(int32_t), 4) < 0) return -1;
     p->at[p->len++] = at;
     return 0;
 }
@@ -164,13 +169,7 @@ static inline int heap_before(HeapItem x, HeapItem y) {
 }
 
 static int heap_push(Loop *s, int64_t count, uint64_t key) {
-    if (s->nheap == s->heap_cap) {
-        Py_ssize_t cap = s->heap_cap ? 2 * s->heap_cap : 1024;
-        HeapItem *grown = realloc(s->heap, sizeof(HeapItem) * cap);
-        if (!grown) return -1;
-        s->heap = grown;
-        s->heap_cap = cap;
-    }
+    if (reserve((void **)&s->heap, s->nheap, &s->heap_cap, sizeof(HeapItem), 1024) < 0) return -1;
     HeapItem item = {count, key};
     Py_ssize_t i = s->nheap++;
     while (i > 0) {
@@ -209,13 +208,7 @@ static inline Pair *find_pair(Loop *s, uint64_t key) {
 
 /* Add a pair to the table (count at the floor or above) and push it. */
 static int add_pair(Loop *s, uint64_t key, int64_t count, Positions pos) {
-    if (s->npairs == s->pairs_cap) {
-        Py_ssize_t cap = s->pairs_cap ? 2 * s->pairs_cap : 1024;
-        Pair *grown = realloc(s->pairs, sizeof(Pair) * cap);
-        if (!grown) return -1;
-        s->pairs = grown;
-        s->pairs_cap = cap;
-    }
+    if (reserve((void **)&s->pairs, s->npairs, &s->pairs_cap, sizeof(Pair), 1024) < 0) return -1;
     if (table_put(&s->table, key, s->npairs) < 0) return -1;
     Pair *p = &s->pairs[s->npairs++];
     p->key = key;
@@ -228,13 +221,7 @@ static int add_pair(Loop *s, uint64_t key, int64_t count, Positions pos) {
 static int note(Loop *s, uint64_t key, uint64_t lost, int32_t at, int64_t w) {
     Py_ssize_t i = table_get(&s->made_table, key);
     if (i < 0) {
-        if (s->nmade == s->made_cap) {
-            Py_ssize_t cap = s->made_cap ? 2 * s->made_cap : 256;
-            Made *grown = realloc(s->made, sizeof(Made) * cap);
-            if (!grown) return -1;
-            s->made = grown;
-            s->made_cap = cap;
-        }
+        if (reserve((void **)&s->made, s->nmade, &s->made_cap, sizeof(Made), 256) < 0) return -1;
         i = s->nmade++;
         Made *m = &s->made[i];
         m->key = key;
@@ -416,6 +403,10 @@ static void Loop_dealloc(Loop *s) {
 static PyObject *Loop_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *tok, *nxt, *prv, *fr, *counts, *index;
     long long floor;
+    if (kwargs && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Loop() takes no keyword arguments");
+        return NULL;
+    }
     if (!PyArg_ParseTuple(args, "OOOOO!O!L", &tok, &nxt, &prv, &fr, &PyDict_Type, &counts, &PyDict_Type, &index,
                           &floor))
         return NULL;
@@ -489,7 +480,10 @@ static PyTypeObject LoopType = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_merge", "The BPE merge loop, compiled (see tokviz.training.bpe).", -1, NULL,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_merge",
+    .m_doc = "The BPE merge loop, compiled (see tokviz.training.bpe).",
+    .m_size = -1,
 };
 
 PyMODINIT_FUNC PyInit__merge(void) {
