@@ -10,7 +10,6 @@ setup(
             "tokviz.training._merge",
             ["tokviz/training/_merge.c"],
             optional=True,
-            extra_compile_args=["-O2"],
         )
     ]
 )

@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
-import subprocess
-import sys
 import unicodedata
 import xml.etree.ElementTree as ET
-import zipfile
 from pathlib import Path
 
 import pytest
 
+from tests.wheel import build_wheel, run_unpacked
 from tokviz.core import resources
 from tokviz.core.resources import Sample, palette, resource_path, sample_text, samples
 from tokviz.core.tokens import TokenKind
@@ -217,26 +214,9 @@ def test_module_is_qt_free():
 
 @pytest.mark.slow
 def test_wheel_ships_the_resources(tmp_path: Path):
-    # Build from a clean copy of what the wheel is made of, so a stale `build/` in the checkout
-    # (or another build running there) cannot leak into or race with this one. Offline: no index.
+    site, _ = build_wheel(tmp_path)
     src = tmp_path / "src"
-    src.mkdir()
-    for name in ["pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "setup.cfg", "setup.py"]:
-        if (ROOT / name).is_file():
-            shutil.copy2(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "*.so", "*.pyd")  # built here
-    shutil.copytree(ROOT / "tokviz", src / "tokviz", ignore=ignore)
-    out = tmp_path / "dist"
-    result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-q", "-w", str(out), str(src)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    (wheel,) = out.glob("tokviz-*.whl")
-    with zipfile.ZipFile(wheel) as zf:
-        names = set(zf.namelist())
-        zf.extractall(tmp_path / "site")
+    names = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
     for required in [
         "tokviz/resources/__init__.py",
         "tokviz/resources/samples/korean.txt",
@@ -258,19 +238,13 @@ def test_wheel_ships_the_resources(tmp_path: Path):
     assert any(n.startswith("tokviz/training/_merge.") and n.endswith((".so", ".pyd")) for n in names), \
         "the compiled merge loop was not built into the wheel"
 
-    # The installed package finds its resources without the checkout: `-S` keeps the editable
-    # install's finder (a .pth in site-packages) out of the way; only the unpacked wheel is seen.
-    site = tmp_path / "site"
+    # The installed package finds its resources without the checkout: only the unpacked wheel is seen.
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import tokviz.resources as r, tokviz.core.resources as m;"
-        "assert r.__file__.startswith(sys.argv[1]), r.__file__;"
-        "import tokviz.training._merge as c; assert c.__file__.startswith(sys.argv[1]), c.__file__;"
+        "import tokviz.resources as r, tokviz.core.resources as m, tokviz.training._merge as c\n"
+        f"assert r.__file__.startswith({str(site)!r}) and c.__file__.startswith({str(site)!r}), r.__file__\n"
         "print(len(m.samples()), len(m.sample_text('korean.txt')), m.palette()['highlight'])"
     )
-    result = subprocess.run(
-        [sys.executable, "-S", "-c", probe, str(site)], capture_output=True, text=True, timeout=60
-    )
+    result = run_unpacked(site, probe)
     assert result.returncode == 0, result.stderr
     count, korean_len, highlight = result.stdout.split()
     assert int(count) == len(samples())

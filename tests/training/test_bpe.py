@@ -168,14 +168,6 @@ def test_both_paths_agree_on_real_text():
     assert (batch.merges, batch.replaced) == (native.merges, native.replaced)
 
 
-def test_the_compiled_loop_is_built():
-    # setup.sh installs a C compiler, so the loop users run is the compiled one; built without
-    # one, the package still works (the Python loop) and only this test says so
-    from tokviz.training import bpe
-
-    assert bpe._merge is not None, "tokviz/training/_merge.c was not built: pip install -e . with a C compiler"
-
-
 def test_identical_across_runs():
     a = train_texts(TRAINING * 3, vocab_size=600)
     b = train_texts(list(reversed(TRAINING * 3)), vocab_size=600)
@@ -225,21 +217,3 @@ def test_counts_past_32_bits(path):
     assert stats.merges[0] == (98, 99, 2**41 + 5_000_000_000)  # bc: twice in bcbc, once in abc
     assert stats.corpus_tokens() == _reference_curve(chunks, stats.merges)
 
-
-def test_the_compiled_loop_checks_what_it_is_given():
-    from array import array
-
-    from tokviz.training import _merge
-
-    ab = 97 << 21 | 98
-    tok, nxt, prv, fr = array("i", [97, 98, -1]), array("i", [1, 2, 2]), array("i", [2, 0, 2]), array("i", [2, 2, 0])
-    with pytest.raises(ValueError, match="outside the arrays"):
-        _merge.Loop(tok, nxt, prv, fr, {ab: 2}, {ab: array("i", [3])}, 2)
-    with pytest.raises(ValueError, match="nxt"):
-        _merge.Loop(tok, array("q", [1, 2, 2]), prv, fr, {}, {}, 2)
-    with pytest.raises(KeyError):
-        _merge.Loop(tok, nxt, prv, fr, {ab: 2}, {}, 2)
-    loop = _merge.Loop(tok, nxt, prv, fr, {ab: 2}, {ab: array("i", [0])}, 2)
-    assert loop.run(5, 256) == [(97, 98, 2, 2)]
-    assert list(tok) == [256, -1, -1] and list(nxt)[0] == 2
-    assert loop.run(5, 257) == []
