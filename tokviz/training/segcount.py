@@ -68,7 +68,18 @@ def _non_ascii_space(b: npt.NDArray[np.uint8], at: npt.NDArray[np.intp]) -> npt.
     last = b[at - 1].astype(np.int64)
     two = np.where(at >= 2, b[np.maximum(at - 2, 0)].astype(np.int64), 0)
     three = np.where(at >= 3, b[np.maximum(at - 3, 0)].astype(np.int64), 0)
-    return np.isin((two << 8) | last, _SPACE2) | np.isin((three << 16) | (two << 8) | last, _SPACE3)
+    return _member((two << 8) | last, _SPACE2) | _member((three << 16) | (two << 8) | last, _SPACE3)
+
+
+def _member(values: npt.NDArray[np.int64], ascending: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """`np.isin(values, ascending)` for a small ascending set (`np.isin` would import numpy.ma).
+
+    >>> _member(np.array([1, 4, 9, 0]), np.array([1, 9])).tolist()
+    [True, False, True, False]
+    """
+    at = np.minimum(np.searchsorted(ascending, values), ascending.size - 1)
+    found: npt.NDArray[np.bool_] = ascending[at] == values
+    return found
 
 
 WINDOW = 1 << 18  # bytes of segments hashed at a time: bounds the arrays a block needs (~8 per byte)
@@ -128,7 +139,7 @@ def count_block(data: bytes) -> tuple[str, str, list[Block]] | None:
     lo, hi = int(cuts[0]), int(cuts[-1])
     # windows: runs of whole segments, cut at the first cut at or after each multiple of WINDOW
     marks = np.searchsorted(cuts, np.arange(lo, hi, WINDOW, dtype=np.int64))
-    bounds = [*np.unique(marks).tolist(), cuts.size - 1]
+    bounds = [*sorted(set(marks.tolist())), cuts.size - 1]  # (`np.unique` would import numpy.ma)
     blocks = []
     for a, z in zip(bounds, bounds[1:]):
         if z <= a:
