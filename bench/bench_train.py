@@ -26,7 +26,8 @@ in round order: the spread), the cases' ratios are printed again side by side at
 every run prints the load average (the machine may be shared: trust ratios measured side by side
 over absolute times). `--baseline TREE` adds tokviz from another source tree (a checkout of an
 older commit, its default `--jobs`; PYTHONPATH points at it) to every round, and the ratio of this
-tree's tokviz to it.
+tree's tokviz to it. The bench says which merge loop each tree runs: the compiled one where its
+`tokviz/training/_merge.c` is built (`pip install -e .` builds it in place), else the Python one.
 
     python bench/bench_train.py                  # 10 MB at vocab 8192 and 100 MB at 32768, cl100k, 2 rounds
     python bench/bench_train.py --mb 10 --vocab-size 8192 --repeats 1      # quick
@@ -383,14 +384,24 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.vocab_size) not in (1, len(args.mb)):
         ap.error("give one --vocab-size, or one per --mb")
     vocabs = args.vocab_size * len(args.mb) if len(args.vocab_size) == 1 else args.vocab_size
-    for tree in (Path(__file__).resolve().parents[1], *([args.baseline] if args.baseline else [])):
+    for label, tree in (("tokviz", Path(__file__).resolve().parents[1]),
+                        *([("tokviz baseline", args.baseline.resolve())] if args.baseline else [])):
         compileall.compile_dir(tree / "tokviz", quiet=1)  # as installed: with bytecode
+        print(f"{label} ({tree}): {merge_loop(tree)} merge loop")
     summaries = [run_case(mb, vocab, args) for mb, vocab in zip(args.mb, vocabs)]
     if len(summaries) > 1:
         print("\nside by side (medians of the rounds' ratios):")
         for line in (line for summary in summaries for line in summary):
             print(line)
     return 0
+
+
+def merge_loop(tree: Path) -> str:
+    """Which merge loop the tokviz of `tree` runs: "compiled" (its `_merge.c` is built) or "Python"."""
+    env = dict(_user_env(), PYTHONPATH=str(tree))
+    code = "from tokviz.training import bpe; print('Python' if getattr(bpe, '_merge', None) is None else 'compiled')"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=tree, capture_output=True, text=True, timeout=60)
+    return done.stdout.strip() or f"unknown ({done.stderr.strip().splitlines()[-1:]})"
 
 
 def run_case(mb: int, vocab_size: int, args: argparse.Namespace) -> list[str]:
