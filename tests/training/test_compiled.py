@@ -56,6 +56,8 @@ def test_without_a_c_compiler_the_package_builds_and_trains_the_same(tmp_path: P
         "from tokviz.training import bpe\n"
         "from tokviz.training.trainer import train_texts\n"
         "assert bpe._merge is None\n"
+        "from tokviz.cli import _merge_loop\n"
+        "assert _merge_loop() == 'Python', _merge_loop()\n"
         f"r = train_texts({texts!r}, vocab_size=300)\n"
         "print(json.dumps([r.merges, r.replaced]))"
     )
@@ -64,3 +66,12 @@ def test_without_a_c_compiler_the_package_builds_and_trains_the_same(tmp_path: P
     here = train_texts(texts, vocab_size=300)  # the compiled loop
     assert len(here.merges) > 10
     assert json.loads(done.stdout) == [[list(m) for m in here.merges], here.replaced]
+
+
+def test_the_version_says_which_merge_loop_runs(capsys):
+    from tokviz.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip().endswith("(compiled merge loop)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import select
 import sys
@@ -32,12 +33,18 @@ __all__ = ["COMMANDS", "CliError", "build_parser", "main"]
 COMMANDS = ("encode", "diff", "overlap", "vocabs", "train", "stats", "extend", "chat", "dataset")  # in --help's order
 
 
+def _merge_loop() -> str:
+    """Which merge loop `tokviz train` runs, for bug reports: "compiled", or "Python" when tokviz was
+    installed without a C compiler (found, not imported: the trainer's imports are not paid here)."""
+    return "compiled" if importlib.util.find_spec("tokviz.training._merge") is not None else "Python"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser: every command, or only the command `only` (its module alone is imported)."""
     parser = argparse.ArgumentParser(
         prog="tokviz", description="See how real tokenizers cut text. With no command: the app."
     )
-    parser.add_argument("--version", action="version", version=f"tokviz {__version__}")
+    parser.add_argument("--version", action="version", version=f"tokviz {__version__} ({_merge_loop()} merge loop)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if only is None else (only,):
         try:
