@@ -33,13 +33,15 @@ _NONSPACE = np.ones(256, dtype=bool)
 _NONSPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
 _NONSPACE[128:] = False  # decided from the whole character (`_non_ascii_space`)
 
-#: the non-ASCII whitespace characters, as the value of their UTF-8 bytes read as one integer
-_SPACE2 = np.array(
-    [int.from_bytes(chr(c).encode(), "big") for c in range(0x80, 0x800) if chr(c).isspace()], dtype=np.int64
+#: the non-ASCII characters `str.isspace` holds (bidirectional class WS, B or S, or category Zs),
+#: written out: finding them among the code points would cost every `tokviz train` milliseconds at
+#: start-up (`test_segcount` checks every code point against this table)
+_NON_ASCII_SPACES = (
+    "\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_SPACE3 = np.array(
-    [int.from_bytes(chr(c).encode(), "big") for c in range(0x800, 0x10000) if chr(c).isspace()], dtype=np.int64
-)
+#: the same, as the value of their UTF-8 bytes read as one integer, by length: ascending
+_SPACE2 = np.array([int.from_bytes(c.encode(), "big") for c in _NON_ASCII_SPACES if c < "\u0800"], dtype=np.int64)
+_SPACE3 = np.array([int.from_bytes(c.encode(), "big") for c in _NON_ASCII_SPACES if c >= "\u0800"], dtype=np.int64)
 # no whitespace character needs four bytes in UTF-8 (`test_segcount` checks every code point)
 
 _BASE = np.uint64(0x100000001B3)  # odd: invertible modulo 2**64
