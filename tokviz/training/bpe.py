@@ -269,7 +269,7 @@ class BpeTrainer:
     def _native_loop(self, num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
         """`_loop` in `_merge.c`, a few merges per call, reporting and checking between calls."""
         loop = _merge.Loop(self.tok, self.nxt, self.prv, self.fr, self.counts, self.index, self.min_frequency)
-        self.counts, self.index = {}, {}  # the loop holds its own copy; the arrays it shares
+        self.counts, self.index = {}, {}  # the loop keeps its own copy of the pairs (it shares the arrays)
         merges, replaced = stats.merges, stats.replaced
         sent, tokens = 0, self.initial_tokens
         while len(merges) < num_merges:
