@@ -21,6 +21,11 @@ def test_the_compiled_loop_is_built():
     # setup.sh installs a C compiler, so the loop users run is the compiled one; built without
     # one, the package still works (the Python loop) and only this test says so
     assert bpe._merge is not None, "tokviz/training/_merge.c was not built: pip install -e . with a C compiler"
+    # in a checkout, an edit of the C file is not tested until it is built again
+    source = Path(bpe.__file__).with_name("_merge.c")
+    built = Path(bpe._merge.__file__)
+    if source.is_file() and built.parent == source.parent:
+        assert built.stat().st_mtime >= source.stat().st_mtime, f"{built.name} is older than _merge.c: pip install -e ."
 
 
 def test_the_compiled_loop_checks_what_it_is_given():
