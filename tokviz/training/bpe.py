@@ -44,7 +44,7 @@ import operator
 import threading
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from typing import ClassVar, TypeAlias
@@ -60,6 +60,7 @@ except ImportError:  # built without a C compiler: the Python loop below runs in
     _merge = None  # type: ignore[assignment]
 
 Merge = tuple[int, int, int]  # (left_id, right_id, count when merged)
+Learned: TypeAlias = "list[tuple[int, int, int, int]]"  # merges learned in a batch, each with the tokens it removed
 _ID_BITS = 21  # pair key = left << 21 | right
 _ID_MASK = (1 << _ID_BITS) - 1
 _SHIFT = 2 * _ID_BITS  # heap key = -count << 42 | pair key
@@ -222,23 +223,41 @@ class BpeTrainer:
         reporter = Reporter(progress, cancel, "merging", total=num_merges)
         stats = MergeStats([], [], self.initial_tokens)
         if self.NATIVE and _merge is not None:
-            self._native_loop(num_merges, stats, reporter)
+            self._record(self._native_merges(num_merges), num_merges, stats, reporter)
             return stats
-        heap = [(-c << _SHIFT) | k for k, c in self.counts.items()]
-        heapq.heapify(heap)
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            self._loop(heap, num_merges, stats, reporter)
+            self._record(self._python_merges(num_merges), num_merges, stats, reporter)
         finally:
             if gc_was_enabled:
                 gc.enable()
         return stats
 
-    def _loop(self, heap: list[int], num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
-        counts, merges = self.counts, stats.merges
+    def _record(self, batches: Iterator[Learned], num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
+        """Keep the merges each batch learned, and report them (or check for a cancel) after each."""
+        merges, replaced = stats.merges, stats.replaced
         sent, tokens = 0, self.initial_tokens
-        while len(merges) < num_merges:
+        for batch in batches:
+            for a, b, count, removed in batch:
+                merges.append((a, b, count))
+                replaced.append(removed)
+                tokens -= removed
+            if reporter.due() or len(merges) == num_merges:
+                reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+                sent = len(merges)
+            else:
+                reporter.check()  # an Event.is_set() costs far less than a merge
+        if sent < len(merges) or not merges:
+            reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+
+    def _python_merges(self, num_merges: int) -> Iterator[Learned]:
+        """The merges, one per batch, learned by this module's loop."""
+        counts = self.counts
+        heap = [(-c << _SHIFT) | k for k, c in counts.items()]
+        heapq.heapify(heap)
+        learned = 0
+        while learned < num_merges:
             if not heap or -(heap[0] >> _SHIFT) < self._hot:  # a cold pair may be the best now
                 if not self._warm(heap):
                     break
@@ -254,39 +273,21 @@ class BpeTrainer:
                 break
             # raise only: lowering is `_warm`'s, which pushes what the lower threshold lets in
             self._hot = max(self._hot, _warm_from(count, self.COLD_BITS))
-            replaced = self._merge(pair, 256 + len(merges), count, heap)
-            merges.append((pair >> _ID_BITS, pair & _ID_MASK, count))
-            stats.replaced.append(replaced)
-            tokens -= replaced
-            if reporter.due() or len(merges) == num_merges:
-                reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
-                sent = len(merges)
-            else:
-                reporter.check()  # every merge: an Event.is_set() costs far less than a merge
-        if sent < len(merges) or not merges:
-            reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+            replaced = self._merge(pair, 256 + learned, count, heap)
+            learned += 1
+            yield [(pair >> _ID_BITS, pair & _ID_MASK, count, replaced)]
 
-    def _native_loop(self, num_merges: int, stats: MergeStats, reporter: Reporter) -> None:
-        """`_loop` in `_merge.c`, a few merges per call, reporting and checking between calls."""
+    def _native_merges(self, num_merges: int) -> Iterator[Learned]:
+        """The merges, a few per batch, learned by the compiled loop (`_merge.c`)."""
         loop = _merge.Loop(self.tok, self.nxt, self.prv, self.fr, self.counts, self.index, self.min_frequency)
         self.counts, self.index = {}, {}  # the loop keeps its own copy of the pairs (it shares the arrays)
-        merges, replaced = stats.merges, stats.replaced
-        sent, tokens = 0, self.initial_tokens
-        while len(merges) < num_merges:
-            learned = loop.run(min(self.NATIVE_STEP, num_merges - len(merges)), 256 + len(merges))
-            for a, b, count, removed in learned:
-                merges.append((a, b, count))
-                replaced.append(removed)
-                tokens -= removed
-            if not learned:
-                break
-            if reporter.due() or len(merges) == num_merges:
-                reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
-                sent = len(merges)
-            else:
-                reporter.check()
-        if sent < len(merges) or not merges:
-            reporter.emit(len(merges), new_merges=tuple(merges[sent:]), corpus_tokens=tokens)
+        learned = 0
+        while learned < num_merges:
+            batch = loop.run(min(self.NATIVE_STEP, num_merges - learned), 256 + learned)
+            if not batch:
+                return
+            learned += len(batch)
+            yield batch
 
     def _warm(self, heap: list[int]) -> bool:
         """Lower the threshold below the heap's best and push the cold pairs now above it.
