@@ -14,7 +14,8 @@ import pytest
 from tests.training.texts import TRAINING
 from tokviz.core.cancel import Cancelled
 from tokviz.training import corpus, splitter
-from tokviz.training.events import Progress, TokenTable
+from tokviz.training.bpe import BpeTrainer
+from tokviz.training.events import Progress, Reporter, TokenTable
 from tokviz.training.trainer import train, train_texts
 
 
@@ -26,7 +27,11 @@ def test_cancel_before_start(tmp_path: Path):
         train([tmp_path], vocab_size=1000, cancel=cancel)
 
 
-def test_cancel_during_merging_stops_at_once_and_reports_merges():
+@pytest.mark.parametrize("native", [True, False], ids=["compiled", "python"])
+def test_cancel_during_merging_stops_at_once_and_reports_merges(monkeypatch, native: bool):
+    monkeypatch.setattr(BpeTrainer, "NATIVE", native and BpeTrainer.NATIVE)
+    # every batch of merges is reported: which event sets the cancel depends on the run, not the clock
+    monkeypatch.setattr(Reporter, "due", lambda self: self.callback is not None)
     cancel = threading.Event()
     events: list[Progress] = []
 

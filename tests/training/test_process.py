@@ -33,10 +33,17 @@ WAIT_S = 120  # a generous bound on a spawned child's answer, not a timing
 
 
 @contextmanager
-def training_child(job: TrainingJob) -> Iterator[Connection]:
-    """`serve_training` in a spawned child, as the trainer panel's worker runs it; the parent's end."""
+def training_child(job: TrainingJob, *waiting: object) -> Iterator[Connection]:
+    """`serve_training` in a spawned child, as the trainer panel's worker runs it; the parent's end.
+
+    `waiting` messages are sent before the child starts: they wait in the pipe for it."""
     ctx = multiprocessing.get_context("spawn")
     conn, child_conn = ctx.Pipe()
+    for message in waiting:
+        if isinstance(message, Cancel):
+            send_request(conn, message)
+        else:
+            conn.send(message)
     process = ctx.Process(target=serve_training, args=(child_conn, job), daemon=False)
     process.start()
     child_conn.close()
@@ -95,7 +102,7 @@ def test_a_bad_input_fails_with_the_files_left_out(tmp_path: Path) -> None:
 
 @pytest.fixture
 def long_job(tmp_path: Path) -> TrainingJob:
-    """A run with many merges to learn: it is still merging when the test speaks to it."""
+    """A run with many merges to learn."""
     rng = random.Random(3)
     words = ["".join(rng.choice("abcdefghij한글") for _ in range(rng.randint(3, 12))) for _ in range(40000)]
     (tmp_path / "words.txt").write_text(" ".join(words), encoding="utf-8")
@@ -110,21 +117,25 @@ def until_merging(conn: Connection) -> list[Reply]:
     return seen
 
 
-def test_cancel_stops_the_run_with_one_cancelled_reply(long_job: TrainingJob) -> None:
+def test_a_cancel_waiting_when_the_child_starts_stops_the_run_before_it_begins(long_job: TrainingJob) -> None:
+    with training_child(long_job, Cancel()) as conn:
+        assert replies_to_the_end(conn) == [RunCancelled()]
+
+
+def test_a_cancel_during_the_run_gets_exactly_one_terminal_reply(long_job: TrainingJob) -> None:
+    """The cancel races the run's end (the merge loop may finish first): either way, one answer."""
     with training_child(long_job) as conn:
         seen = until_merging(conn)
         send_request(conn, Cancel())
         replies = replies_to_the_end(conn, seen)
-    assert isinstance(replies[-1], RunCancelled)
+    assert isinstance(replies[-1], (RunCancelled, Finished))
     assert sum(isinstance(r, TERMINAL) for r in replies) == 1
 
 
 def test_a_message_that_is_not_a_request_fails_the_run_saying_so(long_job: TrainingJob) -> None:
-    with training_child(long_job) as conn:
-        seen = until_merging(conn)
-        conn.send("cancel")  # the old positional protocol: not a request any more
-        last = replies_to_the_end(conn, seen)[-1]
-    assert last == Failed("training stopped: not a request to the training process: str 'cancel'")
+    with training_child(long_job, "cancel") as conn:  # the old positional protocol: not a request any more
+        replies = replies_to_the_end(conn)
+    assert replies == [Failed("training stopped: not a request to the training process: str 'cancel'")]
 
 
 def test_each_side_receives_only_its_own_messages() -> None:

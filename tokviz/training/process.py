@@ -1,10 +1,11 @@
 """Train in a child process and report back on a pipe. Qt-free (runs in the child).
 
-Why a process: the merge loop is Python code that keeps the GIL busy for seconds. In a thread of
-the GUI process every Qt-to-Python call (a paint, a model's `data()`, a timer) must win the GIL
-back from it, and those waits add up to visible stalls of the GUI thread (they did, with the
-trainer on a `QThread`). In a child the merge loop holds the child's GIL; the
-worker thread in the GUI process waits on the pipe without holding its own.
+Why a process: counting the corpus (and the merge loop, where it is not compiled) is Python code
+that keeps the GIL busy for seconds. In a thread of the GUI process every Qt-to-Python call (a
+paint, a model's `data()`, a timer) must win the GIL back from it, and those waits add up to
+visible stalls of the GUI thread (they did, with the trainer on a `QThread`). In a child that work
+holds the child's GIL; the worker thread in the GUI process waits on the pipe without holding its
+own.
 
 The messages are `tokviz.training.protocol`'s: `Progressed` replies, then exactly one terminal
 reply (`Finished`, `Failed` or `RunCancelled`); a `Cancel` request, or the pipe closing (the
@@ -55,7 +56,12 @@ class _Listener:
         self.error: ProtocolError | None = None
 
     def start(self) -> None:
-        threading.Thread(target=self._listen, daemon=True, name="cancel-listener").start()
+        """Listen from now on. A request already waiting (a cancel sent while the child was starting)
+        is read here, so the run it stops never begins, whatever the threads' timing."""
+        if self.conn.poll():
+            self._listen()
+        else:
+            threading.Thread(target=self._listen, daemon=True, name="cancel-listener").start()
 
     def _listen(self) -> None:
         try:

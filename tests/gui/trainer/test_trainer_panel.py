@@ -192,14 +192,21 @@ def test_cancel_ends_in_cancelled_and_writes_nothing(qtbot, data_dir: Path, big_
     (earlier / "earlier.tiktoken").write_bytes(b"kept")
     (earlier / "earlier.json").write_bytes(b"{}")
     panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 60_000, min_frequency=1)
-    assert panel.start()
-    qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "merging"
-                    and panel.merges_model.rowCount() > 0, timeout=RUN_MS)
+    shown: list[int] = []
+
+    def cancel_once_merges_show(p) -> None:
+        # in the slot of the progress, before the run's result (queued behind it) can arrive
+        if p.phase == "merging" and not shown:
+            shown.append(panel.merges_model.rowCount())
+            panel.cancel()
+
+    panel.progressed.connect(cancel_once_merges_show)
     with qtbot.waitSignal(panel.run_cancelled, timeout=RUN_MS) as blocker:
         blocker.connect(panel.run_finished)
         blocker.connect(panel.run_failed)
-        panel.cancel()
+        assert panel.start()
     assert blocker.signal_triggered and panel.result is None
+    assert shown[0] > 0  # the live table had merges when the user cancelled
     qtbot.waitUntil(lambda: not panel.running, timeout=TIMEOUT_MS)
     assert sorted(p.name for p in earlier.iterdir()) == ["earlier.json", "earlier.tiktoken"]
     assert (earlier / "earlier.tiktoken").read_bytes() == b"kept"
@@ -240,11 +247,17 @@ def test_training_runs_in_a_child_process_while_the_event_loop_turns(qtbot, data
 def test_closing_mid_run_cancels_waits_and_leaves_no_processes(qtbot, data_dir: Path, big_corpus: Path) -> None:
     before = set(multiprocessing.active_children())
     panel = make_panel(qtbot, [big_corpus], vocab_size=256 + 20_000, jobs=2)
+    helpers: list[list[int]] = []
+
+    def look(p) -> None:  # in the slot of a counting progress: the helper is counting then
+        if p.phase == "counting" and p.bytes_read > 0 and not helpers:
+            helpers.append(counting_helpers())
+
+    panel.progressed.connect(look)
     assert panel.start()
     run = panel.run
-    qtbot.waitUntil(lambda: panel.last_progress is not None and panel.last_progress.phase == "counting"
-                    and panel.last_progress.bytes_read > 0, timeout=RUN_MS)
-    assert counting_helpers(), "the corpus should be counted with a helper process"
+    qtbot.waitUntil(lambda: bool(helpers), timeout=RUN_MS)
+    assert helpers[0], "the corpus should be counted with a helper process"
     panel.close()
     assert not panel.running and not run.is_running
     assert run.outcome == "aborted"
