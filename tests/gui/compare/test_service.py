@@ -68,3 +68,28 @@ def test_an_error_of_a_preparation_goes_to_its_pane(qtbot) -> None:
     preparer.submit(owner, broken, errors.append, errors.append)
     qtbot.waitUntil(lambda: not preparer.busy, timeout=WAIT_MS)
     assert [str(e) for e in errors] == ["bad cell"]
+
+
+def test_a_pane_that_goes_mid_preparation_holds_up_neither_the_window_nor_the_next_pane(qtbot) -> None:
+    """Its run is aborted and ends on its own (its result unseen); the next preparation follows."""
+    preparer = Preparer()
+    going, staying = QObject(), QObject()
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+    done: list[object] = []
+    before = live_workers()
+
+    def slow() -> str:
+        started.set()
+        release.wait(WAIT_MS / 1000)
+        ended.set()
+        return "stale"
+
+    preparer.submit(going, slow, done.append, done.append)
+    assert started.wait(WAIT_MS / 1000)
+    going.deleteLater()  # the pane's own release is not called: the preparer sees the owner go
+    qtbot.waitUntil(lambda: not isValid(going), timeout=WAIT_MS)
+    assert not ended.is_set()  # the GUI thread did not wait for the run to end
+    preparer.submit(staying, lambda: "fresh", done.append, done.append)
+    release.set()
+    qtbot.waitUntil(lambda: not preparer.busy, timeout=WAIT_MS)
+    assert done == ["fresh"] and live_workers() == before

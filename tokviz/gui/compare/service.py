@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QMetaObject, QObject, Signal, Slot
 from shiboken6 import isValid
 
 from tokviz.core.heap import trim_heap
@@ -84,6 +84,7 @@ class Preparer(QObject):
         super().__init__()
         self._waiting: deque[_Preparation] = deque()
         self._running: tuple[QObject, Worker] | None = None
+        self._owner_watch: QMetaObject.Connection | None = None  # the running one's owner going
 
     def submit(self, owner: QObject, work: Callable[[], Any], done: Callable[[Any], None],
                failed: Callable[[BaseException], None]) -> None:
@@ -107,15 +108,25 @@ class Preparer(QObject):
             self._next()
             return
         work = job.work
-        worker = Worker(lambda _job: work(), owner=job.owner, name="tokviz-cells")
+        # owned here, not by the pane: a worker whose owner is destroyed stops silently, without
+        # `finished`, and waits for its thread on the GUI thread. A pane that goes aborts its run
+        # instead; the run ends on its own, and the next one starts.
+        worker = Worker(lambda _job: work(), name="tokviz-cells")
         worker.returned.connect(job.done)
         worker.errored.connect(job.failed)
         worker.finished.connect(self._finished)
         self._running = (job.owner, worker)
+        self._owner_watch = job.owner.destroyed.connect(functools.partial(self._owner_gone, job.owner))
         worker.start()
+
+    def _owner_gone(self, owner: QObject, *_destroyed: object) -> None:
+        self.forget(owner)
 
     @Slot()
     def _finished(self) -> None:
+        watch, self._owner_watch = self._owner_watch, None
+        if watch is not None:
+            QObject.disconnect(watch)  # a no-op when the owner is already gone
         self._running = None
         trim_heap()  # a preparation's temporaries, and the buffers its encoding was received in, are free
         self._next()
