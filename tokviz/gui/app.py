@@ -25,6 +25,7 @@ from tokviz.gui.widgets.theme import apply_theme, icon
 
 ORGANIZATION = "tokviz"
 APPLICATION = "tokviz"
+GIL_SWITCH_S = 0.0005  # how long a thread holds the GIL while another waits for it (see `build_app`)
 
 
 class OptionError(Exception):
@@ -118,6 +119,11 @@ def build_app(argv: Sequence[str] | None = None) -> QApplication:
     # receive would stay resident in it. Not a fixed mmap threshold, which would keep less but
     # make a pane's preparation slower (fresh pages for every large temporary)
     limit_arenas()
+    # The GUI thread lets go of the GIL in every Qt call and every numpy pass over a long array,
+    # and takes it back after each. While a pane's preparation runs Python on a worker thread,
+    # each take waits until the worker is asked to let go: up to the switch interval. At the
+    # default 5 ms, a layout slice of a few ms of work stretched to tens.
+    sys.setswitchinterval(GIL_SWITCH_S)
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(list(argv or []) or ["tokviz"])
     app.setOrganizationName(ORGANIZATION)

@@ -133,6 +133,40 @@ def test_a_layout_that_measures_over_several_slices_paints_as_one_laid_out_at_on
     assert sliced.viewport().grab().toImage() == at_once.viewport().grab().toImage()
 
 
+def test_the_views_laying_out_share_one_turn_budget(qtbot, vocab, monkeypatch):
+    """Every view laying out runs a slice in each turn of the event loop: each gets its share of
+    the turn's budget, so four panes do not stall the window four times as long as one."""
+    from tokviz.core.tokenizer import SpecialPolicy
+    from tokviz.gui.compare import token_view as token_view_module
+    from tokviz.gui.compare.cells import ViewOptions
+    from tokviz.gui.compare.pane_result import PaneResult, prepare
+    from tokviz.gui.compare.token_view import TokenView, _slice_budget, laying_out
+    from tokviz.service.server import encode
+
+    text = KOREAN * 3 + " ".join(f"word{i}" for i in range(200))
+    cols = encode(vocab("cl100k_base"), text, SpecialPolicy()).compact()
+    monkeypatch.setattr(token_view_module, "LAYOUT_SLICE_S", 0.0)  # the first slice places nothing
+    others = len(laying_out())  # views of earlier tests not destroyed yet
+    views = []
+    for _ in range(3):
+        view = TokenView()
+        qtbot.addWidget(view)
+        view.resize(420, 300)
+        tokens, cells, widths, breaks = prepare(cols, ViewOptions(), view.fonts)
+        view.set_result(PaneResult(0, text, SpecialPolicy(), ViewOptions(), tokens, cells, widths, breaks,
+                                   cols.starts, cols.ends, cols.n_bytes))
+        assert not view.layout_done
+        views.append(view)
+    monkeypatch.setattr(token_view_module, "LAYOUT_SLICE_S", 0.006)
+    assert len(laying_out()) == others + 3 and _slice_budget() == 0.006 / (others + 3)
+    views[0].token_layout.advance()  # done: its next slice says so and leaves the turn to the others
+    with qtbot.waitSignal(views[0].laid_out, timeout=0):
+        views[0]._layout_slice()  # as its timer would (no turn of the event loop for the others)
+    assert views[0] not in laying_out() and _slice_budget() == 0.006 / (others + 2)
+    qtbot.waitUntil(lambda: all(view.layout_done for view in views), timeout=10_000)
+    assert not set(views) & set(laying_out())
+
+
 def test_the_painted_lines_a_view_keeps_are_bounded_in_bytes_after_a_scroll_through(qtbot, make_window) -> None:
     """Scrolled from the top of a long text to its end, a view keeps the last lines it painted
     up to `LINE_CACHE_BYTES` (or three screenfuls, if those take more): not every line it drew."""

@@ -8,6 +8,7 @@ per token.
 from __future__ import annotations
 
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from PySide6.QtGui import (
     QResizeEvent,
 )
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
+from shiboken6 import isValid
 
 from tokviz.analysis.notation import token_tooltip
 from tokviz.analysis.palette import id_slots
@@ -43,7 +45,21 @@ from tokviz.model.compare import ViewMode
 
 MARGIN = 6.0
 LINE_GAP = 3.0
-LAYOUT_SLICE_S = 0.006  # GUI-thread budget per layout slice
+LAYOUT_SLICE_S = 0.006  # GUI-thread budget of one event-loop turn's layout slices, all views together
+MIN_SLICE_S = 0.001  # one view's share does not fall below this (each slice measures a cell at least)
+#: the views that started laying out: each turn of the event loop runs a slice of every one whose
+#: timer (zero-interval) is active, so each gets its share of the turn's budget
+_LAYING_OUT: weakref.WeakSet[TokenView] = weakref.WeakSet()
+
+
+def laying_out() -> list[TokenView]:
+    """The views whose layout runs now, a slice in each turn of the event loop."""
+    return [view for view in list(_LAYING_OUT) if isValid(view) and view._timer.isActive()]
+
+
+def _slice_budget() -> float:
+    """One view's share of a turn's layout budget."""
+    return max(LAYOUT_SLICE_S / max(len(laying_out()), 1), min(MIN_SLICE_S, LAYOUT_SLICE_S))
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
@@ -195,6 +211,7 @@ class TokenView(QAbstractScrollArea):
             self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
         if self.token_layout is not None and not self.token_layout.done:
+            _LAYING_OUT.add(self)
             self._timer.start()
 
     def _layout_slice(self) -> None:
@@ -202,7 +219,7 @@ class TokenView(QAbstractScrollArea):
         layout = self.token_layout
         lines_before = layout.line_count if layout is not None else 0
         if layout is not None:
-            layout.advance(LAYOUT_SLICE_S)
+            layout.advance(_slice_budget())
         self._update_scrollbar()
         moved = self._keep_char is not None and self._restore_scroll()
         if moved:
@@ -212,6 +229,7 @@ class TokenView(QAbstractScrollArea):
             self.viewport().update()
         if layout is None or layout.done:
             self._timer.stop()
+            _LAYING_OUT.discard(self)
             self.laid_out.emit()
 
     def _restore_scroll(self) -> bool:
