@@ -236,3 +236,40 @@ def test_an_empty_text_is_a_finished_cut_of_no_tokens(qtbot, make_window) -> Non
     window.set_text("")
     qtbot.waitUntil(lambda: all(p.result is not None and p.result.text == "" and p.view.layout_done
                                 for p in window.panes), timeout=TIMEOUT_MS)
+
+
+def test_removing_a_pane_while_its_cells_are_prepared_leaves_the_others_working(qtbot, make_window,
+                                                                                monkeypatch) -> None:
+    """The preparation runs on, unseen; the window does not wait for it, and the next pane's
+    preparation follows it (the panes share one preparer)."""
+    import threading
+
+    from shiboken6 import isValid
+
+    from tokviz.gui.compare import pane as pane_module
+
+    window = make_window(["cl100k_base"], "hi")
+    real = pane_module.prepare
+    started, release, ended = threading.Event(), threading.Event(), threading.Event()
+
+    def held(*args, **kwargs):
+        if started.is_set():
+            return real(*args, **kwargs)
+        started.set()  # the first preparation of the new text: the only pane's
+        release.wait(TIMEOUT_MS / 1000)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(pane_module, "prepare", held)
+    window.set_text("a new text")
+    qtbot.waitUntil(started.is_set, timeout=TIMEOUT_MS)
+    first = window.panes[0]
+    second = window.add_pane("o200k_base")  # its preparation waits behind the held one
+    window.remove_pane(first)
+    qtbot.waitUntil(lambda: not isValid(first), timeout=TIMEOUT_MS)
+    assert not ended.is_set()  # the window did not wait for the removed pane's preparation
+    release.set()
+    wait_ready(qtbot, window)
+    assert window.panes == [second] and second.result.text == "a new text"
