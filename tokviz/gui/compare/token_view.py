@@ -47,19 +47,6 @@ MARGIN = 6.0
 LINE_GAP = 3.0
 LAYOUT_SLICE_S = 0.006  # GUI-thread budget of one event-loop turn's layout slices, all views together
 MIN_SLICE_S = 0.001  # one view's share does not fall below this (each slice measures a cell at least)
-#: the views that started laying out: each turn of the event loop runs a slice of every one whose
-#: timer (zero-interval) is active, so each gets its share of the turn's budget
-_LAYING_OUT: weakref.WeakSet[TokenView] = weakref.WeakSet()
-
-
-def laying_out() -> list[TokenView]:
-    """The views whose layout runs now, a slice in each turn of the event loop."""
-    return [view for view in list(_LAYING_OUT) if isValid(view) and view._timer.isActive()]
-
-
-def _slice_budget() -> float:
-    """One view's share of a turn's layout budget."""
-    return max(LAYOUT_SLICE_S / max(len(laying_out()), 1), min(MIN_SLICE_S, LAYOUT_SLICE_S))
 SELECT_PEN = QPen(QColor("#111827"), 2.0)
 HIGHLIGHT_PEN = QPen(QColor("#d97706"), 2.0)
 HIGHLIGHT_FILL = QColor(255, 214, 10, 90)
@@ -68,6 +55,20 @@ BOUNDARY_PEN = QPen(QColor("#c026d3"), 2.0)  # a boundary mark (a diff's cut not
 PAINT_BUDGET_S = 0.012  # at most this long painting new lines per paint event
 LINE_CACHE_BYTES = 6 << 20  # what the painted lines kept may take (each is viewport-wide)
 LINE_CACHE_SCREENS = 3  # but always this many screenfuls, whatever they take
+
+#: every view made: each turn of the event loop runs a layout slice of every one whose timer
+#: (zero-interval) is active, so each gets its share of the turn's budget
+_VIEWS: weakref.WeakSet[TokenView] = weakref.WeakSet()
+
+
+def laying_out() -> list[TokenView]:
+    """The views whose layout runs now, a slice in each turn of the event loop."""
+    return [view for view in list(_VIEWS) if isValid(view) and view._timer.isActive()]
+
+
+def _slice_budget() -> float:
+    """One view's share of a turn's layout budget."""
+    return max(LAYOUT_SLICE_S / max(len(laying_out()), 1), min(MIN_SLICE_S, LAYOUT_SLICE_S))
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,7 @@ class TokenView(QAbstractScrollArea):
         self._keep_char: int | None = None
         self._timer = QTimer(self, interval=0)
         self._timer.timeout.connect(self._layout_slice)
+        _VIEWS.add(self)
         self.viewport().setMouseTracking(True)
         self.viewport().setAutoFillBackground(True)
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
@@ -211,7 +213,6 @@ class TokenView(QAbstractScrollArea):
             self.token_layout = TokenLayout(self.result.widths, self.result.breaks, wrap_width=self._wrap_width())
         self._layout_slice()  # the first screenful right away
         if self.token_layout is not None and not self.token_layout.done:
-            _LAYING_OUT.add(self)
             self._timer.start()
 
     def _layout_slice(self) -> None:
@@ -229,7 +230,6 @@ class TokenView(QAbstractScrollArea):
             self.viewport().update()
         if layout is None or layout.done:
             self._timer.stop()
-            _LAYING_OUT.discard(self)
             self.laid_out.emit()
 
     def _restore_scroll(self) -> bool:
